@@ -1,0 +1,269 @@
+package config
+
+// Config is the whole of pipeline.yaml: run settings, writer settings and
+// the datasets. It is plain data; Load fills the defaults and Validate
+// checks it.
+type Config struct {
+	// Version is the config format version; only 1 exists.
+	Version int `yaml:"version"`
+	// Data is the data root that input paths are relative to. The
+	// command line flag --data overrides it.
+	Data string `yaml:"data"`
+	// Out is the output root. The command line flag --out overrides it.
+	Out string `yaml:"out"`
+	// Workers is the number of goroutines per parallel stage. 1 runs the
+	// same code serially. 0 means one per CPU.
+	Workers int `yaml:"workers"`
+	// BatchRows is the number of input rows decoded into one Arrow batch.
+	BatchRows int `yaml:"batch_rows"`
+	// ChannelDepth is the capacity of the channels between stages.
+	// Memory in flight is bounded by about
+	// (stages × (ChannelDepth + Workers) + MaxInFlight) × BatchRows rows.
+	ChannelDepth int `yaml:"channel_depth"`
+	// Writer holds the default Parquet writer settings.
+	Writer Writer `yaml:"writer"`
+	// Datasets maps a dataset id to its declaration.
+	Datasets map[string]*Dataset `yaml:"datasets"`
+
+	// order keeps the dataset ids in the order of the file.
+	order []string
+	// file is the name used in error messages.
+	file string
+	// root is the parsed document, used to find line numbers.
+	root *node
+}
+
+// Writer holds Parquet writer and file layout settings.
+type Writer struct {
+	// Compression is the page codec: zstd or snappy.
+	Compression string `yaml:"compression"`
+	// CompressionLevel is the zstd level (1 fastest .. 22 best; klauspost
+	// maps it onto four speeds).
+	CompressionLevel int `yaml:"compression_level"`
+	// RowGroupRows caps the rows of one row group.
+	RowGroupRows int64 `yaml:"row_group_rows"`
+	// RowGroupBytes starts a new row group when the buffered row group
+	// reaches this many bytes.
+	RowGroupBytes int64 `yaml:"row_group_bytes"`
+	// FileRows rolls to a new file after this many rows.
+	FileRows int64 `yaml:"file_rows"`
+	// FileBytes rolls to a new file after about this many bytes.
+	FileBytes int64 `yaml:"file_bytes"`
+	// MaxPartitions is the most partitions one table may write; more is an
+	// error, because it means a partition column with too many values.
+	MaxPartitions int `yaml:"max_partitions"`
+	// Dictionary lists columns written with dictionary encoding. Columns
+	// not listed are written plain. Dictionary pages never fall back to
+	// plain (the fallback makes arrow-go's output non-deterministic), so
+	// list only columns with few distinct values.
+	Dictionary []string `yaml:"dictionary"`
+}
+
+// Dataset declares one source dataset: its inputs and output tables.
+type Dataset struct {
+	// Title is a human name for the dataset card.
+	Title string `yaml:"title"`
+	// Description says what the dataset is.
+	Description string `yaml:"description"`
+	// License is the SPDX id of the source data's license.
+	License string `yaml:"license"`
+	// Citation is how to cite the source data.
+	Citation string `yaml:"citation"`
+	// Homepage is where the source release is published.
+	Homepage string `yaml:"homepage"`
+	// Vars are named lists that expand {name} placeholders in column
+	// names, and that steps such as unpivot refer to by name.
+	Vars map[string][]string `yaml:"vars"`
+	// Inputs maps an input id to the file it reads.
+	Inputs map[string]*Input `yaml:"inputs"`
+	// Tables maps an output table name to its declaration.
+	Tables map[string]*Table `yaml:"tables"`
+
+	inputOrder []string
+	tableOrder []string
+}
+
+// Input declares one input file and how to decode it.
+type Input struct {
+	// Path is relative to the data root.
+	Path string `yaml:"path"`
+	// Format is the decoder: jsonl (optionally gzipped).
+	Format string `yaml:"format"`
+	// Compression is gzip, none, or auto (by the .gz suffix).
+	Compression string `yaml:"compression"`
+	// MaxLineBytes is the longest line accepted.
+	MaxLineBytes int64 `yaml:"max_line_bytes"`
+	// MaxBytes caps the decompressed size read from the file.
+	MaxBytes int64 `yaml:"max_bytes"`
+	// OnBadLine is fail (stop with file:line) or reject (send the line to
+	// _rejects and go on).
+	OnBadLine string `yaml:"on_bad_line"`
+	// UnknownKeys is ignore or reject: what to do with a key the columns
+	// do not declare.
+	UnknownKeys string `yaml:"unknown_keys"`
+	// Columns are the fields to read, in output order. A name may contain
+	// {var} placeholders that expand over a dataset var.
+	Columns []Column `yaml:"columns"`
+}
+
+// Column declares one input column.
+type Column struct {
+	// Name is the key in the input.
+	Name string `yaml:"name"`
+	// Type is a type expression such as string, int64, float64, bool,
+	// list<string> or list<struct<text:string,citations:list<string>>>.
+	Type string `yaml:"type"`
+	// Aliases are other keys accepted for the same column (the first
+	// present wins), for releases that renamed a field.
+	Aliases []string `yaml:"aliases"`
+	// Description documents the column for the dataset card.
+	Description string `yaml:"description"`
+}
+
+// Table declares one output table.
+type Table struct {
+	// Input names the dataset input this table reads.
+	Input string `yaml:"input"`
+	// Description documents the table for the dataset card.
+	Description string `yaml:"description"`
+	// Steps transform the decoded rows, in order.
+	Steps []Step `yaml:"steps"`
+	// PartitionBy lists the Hive partition columns.
+	PartitionBy []string `yaml:"partition_by"`
+	// Columns documents output columns for the dataset card (name →
+	// meaning).
+	Columns map[string]string `yaml:"columns"`
+	// Writer overrides writer settings for this table.
+	Writer *Writer `yaml:"writer"`
+}
+
+// Step is one transformation. Exactly one field is set.
+type Step struct {
+	// Rename renames columns (old → new).
+	Rename map[string]string `yaml:"rename"`
+	// SnakeCase renames every column to snake_case (dots become _).
+	SnakeCase *bool `yaml:"snake_case"`
+	// Drop removes columns.
+	Drop []string `yaml:"drop"`
+	// Unpivot turns a {var}_{field} column family into rows.
+	Unpivot *Unpivot `yaml:"unpivot"`
+	// Explode turns aligned lists (or a list of structs) into child rows.
+	Explode *Explode `yaml:"explode"`
+	// Validate applies rules; rows that break one go to _rejects.
+	Validate []Rule `yaml:"validate"`
+	// Derive adds computed columns.
+	Derive []Derivation `yaml:"derive"`
+}
+
+// Unpivot declares a wide-to-long transformation.
+type Unpivot struct {
+	// Var names the dataset var whose values are the dimensions.
+	Var string `yaml:"var"`
+	// Pattern builds an input column name from {<var>} and {field}, for
+	// example "{dimension}_{field}" or "{dimension}".
+	Pattern string `yaml:"pattern"`
+	// Fields are the per-dimension fields; with a pattern lacking {field}
+	// give one field, the name of the value column.
+	Fields []string `yaml:"fields"`
+	// Into is the name of the new column holding the dimension; default
+	// is the var name.
+	Into string `yaml:"into"`
+	// Keep lists the columns repeated on every output row; default all
+	// columns not in the family.
+	Keep []string `yaml:"keep"`
+}
+
+// Explode declares a list-to-rows transformation.
+type Explode struct {
+	// Columns are aligned list columns exploded together. A row whose
+	// lists differ in length is rejected.
+	Columns []string `yaml:"columns"`
+	// As names the element columns (default: the list column names).
+	As []string `yaml:"as"`
+	// Index names a new 0-based position column (optional).
+	Index string `yaml:"index"`
+	// Keep lists the columns repeated on every child row; default all
+	// other columns.
+	Keep []string `yaml:"keep"`
+	// Prefix is put before struct field names when a list of structs is
+	// exploded into columns.
+	Prefix string `yaml:"prefix"`
+}
+
+// Rule is one validation rule. Exactly one kind field is set.
+type Rule struct {
+	// Required columns must not be null.
+	Required []string `yaml:"required"`
+	// Enum checks that a string (or each string of a list) is one of Values.
+	Enum *EnumRule `yaml:"enum"`
+	// Range checks that a number (or each number of a list) lies in [Min, Max].
+	Range *RangeRule `yaml:"range"`
+	// EqualLengths checks that list columns have equal lengths.
+	EqualLengths []string `yaml:"equal_lengths"`
+	// ListLength checks that a list column has exactly N elements.
+	ListLength *ListLengthRule `yaml:"list_length"`
+	// SumsTo checks that the columns (null counts as 0) sum to Value within Tolerance.
+	SumsTo *SumRule `yaml:"sums_to"`
+	// Unique checks that the key columns are unique over the table; later
+	// duplicates are rejected.
+	Unique []string `yaml:"unique"`
+}
+
+// EnumRule allows a fixed set of string values.
+type EnumRule struct {
+	Column string   `yaml:"column"`
+	Values []string `yaml:"values"`
+	// IgnoreCase compares without case.
+	IgnoreCase bool `yaml:"ignore_case"`
+}
+
+// RangeRule bounds a numeric column.
+type RangeRule struct {
+	Column string   `yaml:"column"`
+	Min    *float64 `yaml:"min"`
+	Max    *float64 `yaml:"max"`
+}
+
+// ListLengthRule fixes the length of a list column.
+type ListLengthRule struct {
+	Column string `yaml:"column"`
+	Length int    `yaml:"length"`
+}
+
+// SumRule checks that numeric columns sum to a value.
+type SumRule struct {
+	Columns   []string `yaml:"columns"`
+	Value     float64  `yaml:"value"`
+	Tolerance float64  `yaml:"tolerance"`
+}
+
+// Derivation adds one column computed by a named function from the
+// derive registry.
+type Derivation struct {
+	// Name is the new column.
+	Name string `yaml:"name"`
+	// Fn is the registered derivation, e.g. count_equal, majority,
+	// pair_key, n_words, list_length, lower.
+	Fn string `yaml:"fn"`
+	// Args are the input columns.
+	Args []string `yaml:"args"`
+	// Value is a constant argument some functions take (count_equal's value).
+	Value string `yaml:"value"`
+	// Min is an integer argument (majority's threshold).
+	Min int `yaml:"min"`
+	// Replace lets the derivation overwrite an existing column of the same
+	// name (used for case normalisation in place).
+	Replace bool `yaml:"replace"`
+}
+
+// DatasetIDs returns the dataset ids in file order.
+func (c *Config) DatasetIDs() []string { return c.order }
+
+// File returns the file name the config was loaded from.
+func (c *Config) File() string { return c.file }
+
+// InputIDs returns the input ids in file order.
+func (d *Dataset) InputIDs() []string { return d.inputOrder }
+
+// TableNames returns the table names in file order.
+func (d *Dataset) TableNames() []string { return d.tableOrder }

@@ -1,0 +1,338 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// node is the parsed YAML document, kept to map field paths to lines.
+type node = yaml.Node
+
+// LoadFile reads and validates a pipeline file. Errors name the file and
+// line: "pipeline.yaml:14: datasets.x.tables.y.steps[2]: ...".
+func LoadFile(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return Load(path, data)
+}
+
+// Load parses and validates a pipeline document. name is used in error
+// messages. Unknown keys are errors; every problem found is reported at
+// once, joined, each as a *FieldError.
+func Load(name string, data []byte) (*Config, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, syntaxError(name, err)
+	}
+	if len(doc.Content) == 0 {
+		return nil, &FieldError{File: name, Line: 1, Err: fmt.Errorf("%w: empty document", ErrRequired)}
+	}
+	cfg := &Config{file: name, root: &doc}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			return nil, cfg.typeErrors(te)
+		}
+		return nil, syntaxError(name, err)
+	}
+	cfg.recordOrder()
+	cfg.applyDefaults()
+	if err := cfg.expand(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+var lineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+func syntaxError(name string, err error) error {
+	msg := err.Error()
+	if m := lineRE.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return &FieldError{File: name, Line: line, Err: fmt.Errorf("%w: %s", ErrSyntax, m[2])}
+	}
+	return &FieldError{File: name, Err: fmt.Errorf("%w: %s", ErrSyntax, strings.TrimPrefix(msg, "yaml: "))}
+}
+
+var unknownRE = regexp.MustCompile(`^line (\d+): field (\S+) not found in type (\S+)$`)
+
+// typeErrors turns yaml's decode errors into FieldErrors with the path of
+// the offending key and, for an unknown key, the nearest valid one.
+func (c *Config) typeErrors(te *yaml.TypeError) error {
+	var errs []error
+	for _, e := range te.Errors {
+		if m := unknownRE.FindStringSubmatch(e); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			key := m[2]
+			path := c.pathOfKey(line, key)
+			msg := fmt.Sprintf("unknown key %q", key)
+			if s := nearest(key, keysOf(m[3])); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			errs = append(errs, &FieldError{File: c.file, Line: line, Path: path, Err: fmt.Errorf("%w: %s", ErrUnknownKey, msg)})
+			continue
+		}
+		if m := lineRE.FindStringSubmatch(e); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			errs = append(errs, &FieldError{File: c.file, Line: line, Path: c.pathAtLine(line), Err: fmt.Errorf("%w: %s", ErrType, m[2])})
+			continue
+		}
+		errs = append(errs, &FieldError{File: c.file, Err: fmt.Errorf("%w: %s", ErrType, e)})
+	}
+	return errors.Join(errs...)
+}
+
+// keysOf lists the yaml keys of a config struct type given yaml's name
+// for it ("config.Step").
+func keysOf(typeName string) []string {
+	name := strings.TrimPrefix(strings.TrimPrefix(typeName, "*"), "config.")
+	t, ok := structTypes()[name]
+	if !ok {
+		return nil
+	}
+	return yamlKeys(t)
+}
+
+func yamlKeys(t reflect.Type) []string {
+	var keys []string
+	for i := 0; i < t.NumField(); i++ {
+		tag := t.Field(i).Tag.Get("yaml")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		keys = append(keys, strings.Split(tag, ",")[0])
+	}
+	return keys
+}
+
+// structTypes maps the name of every struct type reachable from Config to
+// its type.
+func structTypes() map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return
+		}
+		if _, seen := out[t.Name()]; seen {
+			return
+		}
+		out[t.Name()] = t
+		for i := 0; i < t.NumField(); i++ {
+			if t.Field(i).IsExported() {
+				walk(t.Field(i).Type)
+			}
+		}
+	}
+	walk(reflect.TypeOf(Config{}))
+	return out
+}
+
+// nearest returns the candidate closest to s by edit distance, if it is
+// close enough to be a plausible typo.
+func nearest(s string, candidates []string) string {
+	best, bestD := "", len(s)/2+2
+	for _, c := range candidates {
+		if d := editDistance(s, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// recordOrder notes the file order of the maps whose order matters.
+func (c *Config) recordOrder() {
+	top := c.root.Content[0]
+	ds := mapValue(top, "datasets")
+	for _, id := range mapKeys(ds) {
+		d := c.Datasets[id]
+		if d == nil {
+			continue
+		}
+		c.order = append(c.order, id)
+		dn := mapValue(ds, id)
+		d.inputOrder = mapKeys(mapValue(dn, "inputs"))
+		d.tableOrder = mapKeys(mapValue(dn, "tables"))
+	}
+}
+
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func mapKeys(n *yaml.Node) []string {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	var keys []string
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		keys = append(keys, n.Content[i].Value)
+	}
+	return keys
+}
+
+// lineOf returns the line of the deepest node along a dotted path such as
+// "datasets.x.tables.y.steps[2].unpivot".
+func (c *Config) lineOf(path string) int {
+	if c.root == nil || len(c.root.Content) == 0 {
+		return 0
+	}
+	n := c.root.Content[0]
+	line := n.Line
+	for _, seg := range splitPath(path) {
+		var next *yaml.Node
+		if idx, err := strconv.Atoi(seg); err == nil && n.Kind == yaml.SequenceNode {
+			if idx < len(n.Content) {
+				next = n.Content[idx]
+			}
+		} else if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == seg {
+					line = n.Content[i].Line
+					next = n.Content[i+1]
+					break
+				}
+			}
+		}
+		if next == nil {
+			break
+		}
+		n = next
+		if n.Kind != yaml.MappingNode || len(n.Content) == 0 {
+			line = max(line, n.Line)
+		}
+	}
+	return line
+}
+
+// splitPath splits "a.b[2].c" into a, b, 2, c.
+func splitPath(path string) []string {
+	path = strings.ReplaceAll(path, "[", ".")
+	path = strings.ReplaceAll(path, "]", "")
+	var out []string
+	for _, s := range strings.Split(path, ".") {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// pathOfKey finds the path of the mapping key at line with the given name.
+func (c *Config) pathOfKey(line int, key string) string {
+	var found string
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		if found != "" || n == nil {
+			return
+		}
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i]
+				p := joinPath(path, k.Value)
+				if k.Line == line && k.Value == key {
+					found = p
+					return
+				}
+				walk(n.Content[i+1], p)
+			}
+		case yaml.SequenceNode:
+			for i, e := range n.Content {
+				walk(e, fmt.Sprintf("%s[%d]", path, i))
+			}
+		}
+	}
+	if len(c.root.Content) > 0 {
+		walk(c.root.Content[0], "")
+	}
+	return found
+}
+
+// pathAtLine finds the path of the first node at a line.
+func (c *Config) pathAtLine(line int) string {
+	var found string
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		if found != "" || n == nil {
+			return
+		}
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				p := joinPath(path, n.Content[i].Value)
+				if n.Content[i].Line == line || n.Content[i+1].Line == line && n.Content[i+1].Kind == yaml.ScalarNode {
+					found = p
+					return
+				}
+				walk(n.Content[i+1], p)
+			}
+		case yaml.SequenceNode:
+			for i, e := range n.Content {
+				p := fmt.Sprintf("%s[%d]", path, i)
+				if e.Line == line && e.Kind == yaml.ScalarNode {
+					found = p
+					return
+				}
+				walk(e, p)
+			}
+		}
+	}
+	if len(c.root.Content) > 0 {
+		walk(c.root.Content[0], "")
+	}
+	return found
+}
+
+func joinPath(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "." + b
+}

@@ -1,0 +1,324 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+var (
+	identRE       = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	placeholderRE = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+)
+
+// At returns a FieldError for path, with the line of that path in the
+// file. Builders use it to report problems found after loading.
+func (c *Config) At(path string, err error) *FieldError {
+	return &FieldError{File: c.file, Line: c.lineOf(path), Path: path, Err: err}
+}
+
+// expand replaces {var} placeholders in input column names with one
+// column per value of the var.
+func (c *Config) expand() error {
+	var errs []error
+	for _, id := range c.order {
+		d := c.Datasets[id]
+		for _, inID := range d.inputOrder {
+			in := d.Inputs[inID]
+			if in == nil {
+				continue
+			}
+			var cols []Column
+			for i, col := range in.Columns {
+				m := placeholderRE.FindAllStringSubmatch(col.Name, -1)
+				if len(m) == 0 {
+					cols = append(cols, col)
+					continue
+				}
+				if len(m) > 1 {
+					errs = append(errs, c.At(fmt.Sprintf("datasets.%s.inputs.%s.columns[%d].name", id, inID, i),
+						fmt.Errorf("%w: at most one {var} placeholder per column name", ErrInvalid)))
+					continue
+				}
+				values, ok := d.Vars[m[0][1]]
+				if !ok {
+					errs = append(errs, c.At(fmt.Sprintf("datasets.%s.inputs.%s.columns[%d].name", id, inID, i),
+						fmt.Errorf("%w: var %q is not declared in datasets.%s.vars", ErrReference, m[0][1], id)))
+					continue
+				}
+				for _, v := range values {
+					e := col
+					e.Name = strings.ReplaceAll(col.Name, m[0][0], v)
+					e.Description = strings.ReplaceAll(col.Description, m[0][0], v)
+					cols = append(cols, e)
+				}
+			}
+			in.Columns = cols
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks the whole config and returns every problem at once,
+// joined; each is a *FieldError naming the line and the field path.
+func (c *Config) Validate() error {
+	var errs []error
+	add := func(path string, sentinel error, format string, args ...any) {
+		errs = append(errs, c.At(path, fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...))))
+	}
+	if c.Version != 1 {
+		add("version", ErrInvalid, "must be 1, got %d", c.Version)
+	}
+	if c.Workers < 0 {
+		add("workers", ErrInvalid, "must be ≥ 0 (0 means one per CPU), got %d", c.Workers)
+	}
+	if c.BatchRows < 1 {
+		add("batch_rows", ErrInvalid, "must be ≥ 1, got %d", c.BatchRows)
+	}
+	if c.ChannelDepth < 0 {
+		add("channel_depth", ErrInvalid, "must be ≥ 0, got %d", c.ChannelDepth)
+	}
+	c.validateWriter("writer", c.Writer, add)
+	if len(c.Datasets) == 0 {
+		add("datasets", ErrRequired, "declare at least one dataset")
+	}
+	for _, id := range c.order {
+		c.validateDataset(id, c.Datasets[id], add)
+	}
+	return errors.Join(errs...)
+}
+
+type addFunc func(path string, sentinel error, format string, args ...any)
+
+func (c *Config) validateWriter(path string, w Writer, add addFunc) {
+	switch w.Compression {
+	case "zstd":
+		if w.CompressionLevel < 1 || w.CompressionLevel > 22 {
+			add(path+".compression_level", ErrInvalid, "zstd level must be 1..22, got %d", w.CompressionLevel)
+		}
+	case "snappy":
+	default:
+		add(path+".compression", ErrInvalid, "must be zstd or snappy (readable by Spark and DuckDB), got %q", w.Compression)
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"row_group_rows", w.RowGroupRows}, {"row_group_bytes", w.RowGroupBytes}, {"file_rows", w.FileRows}, {"file_bytes", w.FileBytes}, {"max_partitions", int64(w.MaxPartitions)}} {
+		if f.v < 1 {
+			add(path+"."+f.name, ErrInvalid, "must be ≥ 1, got %d", f.v)
+		}
+	}
+}
+
+func (c *Config) validateDataset(id string, d *Dataset, add addFunc) {
+	p := "datasets." + id
+	if !identRE.MatchString(id) {
+		add(p, ErrInvalid, "dataset id %q must be lower case letters, digits and _", id)
+	}
+	if d == nil {
+		add(p, ErrRequired, "empty dataset")
+		return
+	}
+	if len(d.Inputs) == 0 {
+		add(p+".inputs", ErrRequired, "declare at least one input")
+	}
+	if len(d.Tables) == 0 {
+		add(p+".tables", ErrRequired, "declare at least one table")
+	}
+	for name, vals := range d.Vars {
+		if len(vals) == 0 {
+			add(p+".vars."+name, ErrRequired, "a var needs at least one value")
+		}
+	}
+	for _, inID := range d.inputOrder {
+		c.validateInput(p+".inputs."+inID, d.Inputs[inID], add)
+	}
+	for _, name := range d.tableOrder {
+		tp := p + ".tables." + name
+		t := d.Tables[name]
+		if !identRE.MatchString(name) {
+			add(tp, ErrInvalid, "table name %q must be lower case letters, digits and _", name)
+		}
+		if t == nil {
+			add(tp, ErrRequired, "empty table")
+			continue
+		}
+		if t.Input == "" {
+			add(tp+".input", ErrRequired, "name the input this table reads")
+		} else if _, ok := d.Inputs[t.Input]; !ok {
+			add(tp+".input", ErrReference, "no input %q in %s.inputs (have %s)", t.Input, p, strings.Join(d.inputOrder, ", "))
+		}
+		for i, col := range t.PartitionBy {
+			if col == "" {
+				add(fmt.Sprintf("%s.partition_by[%d]", tp, i), ErrRequired, "empty column name")
+			}
+		}
+		if t.Writer != nil {
+			c.validateWriter(tp+".writer", c.WriterFor(t), add)
+		}
+		for i, s := range t.Steps {
+			c.validateStep(fmt.Sprintf("%s.steps[%d]", tp, i), d, s, add)
+		}
+	}
+}
+
+func (c *Config) validateInput(p string, in *Input, add addFunc) {
+	if in == nil {
+		add(p, ErrRequired, "empty input")
+		return
+	}
+	if in.Path == "" {
+		add(p+".path", ErrRequired, "give the path relative to the data root")
+	}
+	if in.Format != "jsonl" {
+		add(p+".format", ErrInvalid, "must be jsonl, got %q", in.Format)
+	}
+	if in.Compression != "gzip" && in.Compression != "none" {
+		add(p+".compression", ErrInvalid, "must be gzip, none or auto, got %q", in.Compression)
+	}
+	if in.OnBadLine != "fail" && in.OnBadLine != "reject" {
+		add(p+".on_bad_line", ErrInvalid, "must be fail or reject, got %q", in.OnBadLine)
+	}
+	if in.UnknownKeys != "ignore" && in.UnknownKeys != "reject" {
+		add(p+".unknown_keys", ErrInvalid, "must be ignore or reject, got %q", in.UnknownKeys)
+	}
+	if in.MaxLineBytes < 1 {
+		add(p+".max_line_bytes", ErrInvalid, "must be ≥ 1")
+	}
+	if in.MaxBytes < 1 {
+		add(p+".max_bytes", ErrInvalid, "must be ≥ 1")
+	}
+	if len(in.Columns) == 0 {
+		add(p+".columns", ErrRequired, "declare the columns to read")
+	}
+	seen := map[string]bool{}
+	for i, col := range in.Columns {
+		cp := fmt.Sprintf("%s.columns[%d]", p, i)
+		if col.Name == "" {
+			add(cp+".name", ErrRequired, "column name")
+		} else if seen[col.Name] {
+			add(cp+".name", ErrInvalid, "duplicate column %q", col.Name)
+		}
+		seen[col.Name] = true
+		if col.Type == "" {
+			add(cp+".type", ErrRequired, "column type")
+		} else if _, err := ParseType(col.Type); err != nil {
+			add(cp+".type", ErrInvalid, "%v", err)
+		}
+	}
+}
+
+func (c *Config) validateStep(p string, d *Dataset, s Step, add addFunc) {
+	n := 0
+	if s.Rename != nil {
+		n++
+	}
+	if s.SnakeCase != nil {
+		n++
+	}
+	if s.Drop != nil {
+		n++
+	}
+	if s.Unpivot != nil {
+		n++
+		u := s.Unpivot
+		if u.Var == "" {
+			add(p+".unpivot.var", ErrRequired, "name the dataset var holding the dimensions")
+		} else if _, ok := d.Vars[u.Var]; !ok {
+			add(p+".unpivot.var", ErrReference, "var %q is not declared in the dataset's vars", u.Var)
+		}
+		if !strings.Contains(u.Pattern, "{"+u.Var+"}") {
+			add(p+".unpivot.pattern", ErrInvalid, "pattern %q must contain {%s}", u.Pattern, u.Var)
+		}
+		if len(u.Fields) == 0 {
+			add(p+".unpivot.fields", ErrRequired, "list the per-dimension fields")
+		}
+		if !strings.Contains(u.Pattern, "{field}") && len(u.Fields) != 1 {
+			add(p+".unpivot.fields", ErrInvalid, "a pattern without {field} takes exactly one field (the value column's name)")
+		}
+	}
+	if s.Explode != nil {
+		n++
+		e := s.Explode
+		if len(e.Columns) == 0 {
+			add(p+".explode.columns", ErrRequired, "list the list columns to explode")
+		}
+		if len(e.As) > 0 && len(e.As) != len(e.Columns) {
+			add(p+".explode.as", ErrInvalid, "as has %d names for %d columns", len(e.As), len(e.Columns))
+		}
+	}
+	if s.Validate != nil {
+		n++
+		for i, r := range s.Validate {
+			c.validateRule(fmt.Sprintf("%s.validate[%d]", p, i), r, add)
+		}
+	}
+	if s.Derive != nil {
+		n++
+		for i, dv := range s.Derive {
+			dp := fmt.Sprintf("%s.derive[%d]", p, i)
+			if dv.Name == "" {
+				add(dp+".name", ErrRequired, "name the new column")
+			}
+			if dv.Fn == "" {
+				add(dp+".fn", ErrRequired, "name the derivation")
+			}
+		}
+	}
+	if n != 1 {
+		add(p, ErrInvalid, "a step has exactly one of rename, snake_case, drop, unpivot, explode, validate, derive (found %d)", n)
+	}
+}
+
+func (c *Config) validateRule(p string, r Rule, add addFunc) {
+	n := 0
+	if r.Required != nil {
+		n++
+	}
+	if r.Enum != nil {
+		n++
+		if r.Enum.Column == "" || len(r.Enum.Values) == 0 {
+			add(p+".enum", ErrRequired, "enum needs a column and values")
+		}
+	}
+	if r.Range != nil {
+		n++
+		if r.Range.Column == "" || (r.Range.Min == nil && r.Range.Max == nil) {
+			add(p+".range", ErrRequired, "range needs a column and min or max")
+		}
+		if r.Range.Min != nil && r.Range.Max != nil && *r.Range.Min > *r.Range.Max {
+			add(p+".range", ErrInvalid, "min %v is greater than max %v", *r.Range.Min, *r.Range.Max)
+		}
+	}
+	if r.EqualLengths != nil {
+		n++
+		if len(r.EqualLengths) < 2 {
+			add(p+".equal_lengths", ErrInvalid, "name at least two list columns")
+		}
+	}
+	if r.ListLength != nil {
+		n++
+		if r.ListLength.Column == "" || r.ListLength.Length < 0 {
+			add(p+".list_length", ErrInvalid, "list_length needs a column and a length ≥ 0")
+		}
+	}
+	if r.SumsTo != nil {
+		n++
+		if len(r.SumsTo.Columns) == 0 {
+			add(p+".sums_to.columns", ErrRequired, "name the columns to sum")
+		}
+		if r.SumsTo.Tolerance < 0 {
+			add(p+".sums_to.tolerance", ErrInvalid, "must be ≥ 0")
+		}
+	}
+	if r.Unique != nil {
+		n++
+		if len(r.Unique) == 0 {
+			add(p+".unique", ErrRequired, "name the key columns")
+		}
+	}
+	if n != 1 {
+		add(p, ErrInvalid, "a rule has exactly one of required, enum, range, equal_lengths, list_length, sums_to, unique (found %d)", n)
+	}
+}

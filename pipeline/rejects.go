@@ -1,0 +1,89 @@
+package pipeline
+
+import (
+	"encoding/json"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// MaxRejectRowBytes caps the copy of a rejected row kept in _rejects.
+const MaxRejectRowBytes = 64 << 10
+
+// Reject is one row that did not pass, with why and where it came from.
+type Reject struct {
+	// Rule is what the row broke: decode, type, required, enum, range,
+	// equal_lengths, list_length, sums_to, unique, explode.
+	Rule string
+	// Column is the column concerned, if one.
+	Column string
+	// Reason says what was wrong, with the values involved.
+	Reason string
+	// File and Line say where the row came from.
+	File string
+	Line int64
+	// Row is the row as JSON (or the raw input line), cut at
+	// MaxRejectRowBytes.
+	Row string
+}
+
+// Rejects collects the rejected rows of one chunk. It is not safe for
+// concurrent use; each chunk in flight has its own.
+type Rejects struct {
+	// File is the input file of the chunk.
+	File string
+	list []Reject
+}
+
+// Add records a reject as given.
+func (r *Rejects) Add(x Reject) {
+	if x.File == "" {
+		x.File = r.File
+	}
+	if len(x.Row) > MaxRejectRowBytes {
+		x.Row = x.Row[:MaxRejectRowBytes]
+	}
+	r.list = append(r.list, x)
+}
+
+// AddRow records row i of b as rejected, reading its line from the
+// LineColumn and its values as JSON.
+func (r *Rejects) AddRow(b arrow.RecordBatch, i int, rule, column, reason string) {
+	r.Add(Reject{Rule: rule, Column: column, Reason: reason, Line: LineOf(b, i), Row: RowJSON(b, i)})
+}
+
+// Len returns the number of rejects.
+func (r *Rejects) Len() int { return len(r.list) }
+
+// List returns the rejects; the slice is the collector's own.
+func (r *Rejects) List() []Reject { return r.list }
+
+// LineOf returns the source line of row i, or 0 when b has no LineColumn.
+func LineOf(b arrow.RecordBatch, i int) int64 {
+	idx := b.Schema().FieldIndices(LineColumn)
+	if len(idx) == 0 {
+		return 0
+	}
+	if c, ok := b.Column(idx[0]).(*array.Int64); ok && c.IsValid(i) {
+		return c.Value(i)
+	}
+	return 0
+}
+
+// RowJSON renders row i of b as a JSON object (keys sorted), leaving out
+// internal columns.
+func RowJSON(b arrow.RecordBatch, i int) string {
+	m := make(map[string]any, b.NumCols())
+	for c := 0; c < int(b.NumCols()); c++ {
+		name := b.ColumnName(c)
+		if len(name) > 0 && name[0] == '_' {
+			continue
+		}
+		m[name] = b.Column(c).GetOneForMarshal(i)
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return `{"error":"row not representable as JSON"}`
+	}
+	return string(out)
+}

@@ -1,0 +1,164 @@
+package sinks
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"os"
+	"path/filepath"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/agora-etl/agora/config"
+)
+
+// CreatedBy is written into every file's footer. It follows the
+// "<app> version <semver>" form that parquet-mr's VersionParser (and so
+// Spark) accepts; otherwise readers distrust the statistics.
+var CreatedBy = "agora version 0.1.0"
+
+// FileInfo describes one published file.
+type FileInfo struct {
+	// Path is relative to the dataset folder, with / separators.
+	Path string `json:"path"`
+	// Partition maps partition columns to their values (null as nil).
+	Partition map[string]*string `json:"partition,omitempty"`
+	Rows      int64              `json:"rows"`
+	Bytes     int64              `json:"bytes"`
+	SHA256    string             `json:"sha256"`
+}
+
+// writerProps builds the Spark-safe writer properties: data page v1,
+// zstd or snappy, statistics on, no dictionary except for the listed
+// columns (whose dictionary never falls back to plain, because arrow-go
+// writes the fallback's encoding stats in random order).
+func writerProps(w config.Writer, schema *arrow.Schema, mem memory.Allocator) (*parquet.WriterProperties, pqarrow.ArrowWriterProperties) {
+	opts := []parquet.WriterProperty{
+		parquet.WithAllocator(mem),
+		parquet.WithCreatedBy(CreatedBy),
+		parquet.WithDataPageVersion(parquet.DataPageV1),
+		parquet.WithVersion(parquet.V2_6),
+		parquet.WithMaxRowGroupLength(w.RowGroupRows),
+		parquet.WithStats(true),
+		parquet.WithDictionaryDefault(false),
+		parquet.WithDictionaryPageSizeLimit(1 << 30),
+	}
+	switch w.Compression {
+	case "snappy":
+		opts = append(opts, parquet.WithCompression(compress.Codecs.Snappy))
+	default:
+		opts = append(opts, parquet.WithCompression(compress.Codecs.Zstd), parquet.WithCompressionLevel(w.CompressionLevel))
+	}
+	for _, c := range w.Dictionary {
+		if schema.HasField(c) {
+			opts = append(opts, parquet.WithDictionaryFor(c, true))
+		}
+	}
+	arrowProps := pqarrow.NewArrowWriterProperties(
+		pqarrow.WithAllocator(mem),
+		pqarrow.WithStoreSchema(),
+		pqarrow.WithCoerceTimestamps(arrow.Microsecond),
+	)
+	return parquet.NewWriterProperties(opts...), arrowProps
+}
+
+// fileWriter writes one Parquet file under a hidden temporary name and
+// renames it into place when it is complete and synced.
+type fileWriter struct {
+	dir, name string
+	tmp       string
+	f         *os.File
+	buf       *bufio.Writer
+	sum       hash.Hash
+	n         int64
+	fw        *pqarrow.FileWriter
+	rowGroup  int64
+	rows      int64
+}
+
+type countingWriter struct{ w *fileWriter }
+
+func (c countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.buf.Write(p)
+	c.w.sum.Write(p[:n])
+	c.w.n += int64(n)
+	return n, err
+}
+
+func newFileWriter(dir, name string, schema *arrow.Schema, w config.Writer, mem memory.Allocator) (*fileWriter, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	fw := &fileWriter{dir: dir, name: name, tmp: filepath.Join(dir, "."+name+".tmp"), sum: sha256.New()}
+	f, err := os.Create(fw.tmp)
+	if err != nil {
+		return nil, err
+	}
+	fw.f = f
+	fw.buf = bufio.NewWriterSize(f, 1<<20)
+	props, arrowProps := writerProps(w, schema, mem)
+	pw, err := pqarrow.NewFileWriter(schema, countingWriter{fw}, props, arrowProps)
+	if err != nil {
+		f.Close()
+		os.Remove(fw.tmp)
+		return nil, fmt.Errorf("parquet writer: %w", err)
+	}
+	fw.fw = pw
+	fw.rowGroup = w.RowGroupBytes
+	return fw, nil
+}
+
+func (f *fileWriter) write(b arrow.RecordBatch) error {
+	if err := f.fw.WriteBuffered(b); err != nil {
+		return fmt.Errorf("write %s: %w", f.name, err)
+	}
+	f.rows += b.NumRows()
+	if f.fw.RowGroupTotalCompressedBytes() >= f.rowGroup {
+		if err := f.fw.NewBufferedRowGroupChecked(); err != nil {
+			return fmt.Errorf("write %s: %w", f.name, err)
+		}
+	}
+	return nil
+}
+
+// size estimates the file's bytes so far.
+func (f *fileWriter) size() int64 { return f.fw.TotalCompressedBytes() }
+
+// close finishes the file: footer, flush, fsync, rename to its final name.
+func (f *fileWriter) close() (path string, bytes int64, sum string, err error) {
+	if err := f.fw.Close(); err != nil {
+		f.abort()
+		return "", 0, "", fmt.Errorf("close %s: %w", f.name, err)
+	}
+	if err := f.buf.Flush(); err != nil {
+		f.abort()
+		return "", 0, "", fmt.Errorf("flush %s: %w", f.name, err)
+	}
+	if err := f.f.Sync(); err != nil {
+		f.abort()
+		return "", 0, "", fmt.Errorf("sync %s: %w", f.name, err)
+	}
+	if err := f.f.Close(); err != nil {
+		os.Remove(f.tmp)
+		return "", 0, "", fmt.Errorf("close %s: %w", f.name, err)
+	}
+	final := filepath.Join(f.dir, f.name)
+	if err := os.Rename(f.tmp, final); err != nil {
+		os.Remove(f.tmp)
+		return "", 0, "", fmt.Errorf("rename %s: %w", f.name, err)
+	}
+	return final, f.n, hex.EncodeToString(f.sum.Sum(nil)), nil
+}
+
+// abort discards the file.
+func (f *fileWriter) abort() {
+	f.fw.Close()
+	f.f.Close()
+	os.Remove(f.tmp)
+}

@@ -1,0 +1,113 @@
+package sinks
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// HiveNull is the directory value Hive, Spark, Arrow and DuckDB read as
+// NULL.
+const HiveNull = "__HIVE_DEFAULT_PARTITION__"
+
+// ErrPartitionValue is returned for a partition value that cannot be
+// written as a directory name (too long once escaped).
+var ErrPartitionValue = errors.New("bad partition value")
+
+// maxSegment is the longest directory name most file systems allow.
+const maxSegment = 255
+
+// needsEscape reports whether Hive/Spark escape c in a path segment, plus
+// space (which DuckDB needs escaped) and '%' itself.
+func needsEscape(c byte) bool {
+	if c < 0x20 || c == 0x7f {
+		return true
+	}
+	switch c {
+	case '"', '#', '%', '\'', '*', '/', ':', '=', '?', '\\', '{', '[', ']', '^', ' ':
+		return true
+	}
+	return false
+}
+
+// EscapePartitionValue escapes a value for a Hive path segment the way
+// Spark does (percent-encoding with upper-case hex) with space added, so
+// that Spark, DuckDB, pyarrow and polars all decode it to the original.
+// Non-ASCII UTF-8 is kept as is: Spark decodes %XX one byte per char and
+// would garble encoded UTF-8. A null becomes __HIVE_DEFAULT_PARTITION__;
+// so do the empty string (Spark and DuckDB read an empty segment as null)
+// and a literal "__HIVE_DEFAULT_PARTITION__", which is escaped instead so
+// it stays distinct.
+func EscapePartitionValue(v *string) string {
+	if v == nil || *v == "" {
+		return HiveNull
+	}
+	s := *v
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if needsEscape(c) {
+			fmt.Fprintf(&b, "%%%02X", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	out := b.String()
+	if out == HiveNull {
+		// Keep a literal sentinel apart from NULL: escape its first '_'.
+		out = "%5F" + out[1:]
+	}
+	if out == "." || out == ".." {
+		out = strings.ReplaceAll(out, ".", "%2E")
+	}
+	return out
+}
+
+// UnescapePartitionValue reverses EscapePartitionValue; HiveNull gives nil.
+func UnescapePartitionValue(s string) (*string, error) {
+	if s == HiveNull {
+		return nil, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '%' {
+			b.WriteByte(c)
+			continue
+		}
+		if i+2 >= len(s) {
+			return nil, fmt.Errorf("%w: truncated escape in %q", ErrPartitionValue, s)
+		}
+		var x byte
+		for _, h := range []byte{s[i+1], s[i+2]} {
+			x <<= 4
+			switch {
+			case h >= '0' && h <= '9':
+				x |= h - '0'
+			case h >= 'A' && h <= 'F':
+				x |= h - 'A' + 10
+			case h >= 'a' && h <= 'f':
+				x |= h - 'a' + 10
+			default:
+				return nil, fmt.Errorf("%w: bad escape in %q", ErrPartitionValue, s)
+			}
+		}
+		b.WriteByte(x)
+		i += 2
+	}
+	out := b.String()
+	return &out, nil
+}
+
+// PartitionPath builds "col=value/col2=value2" for the given values.
+func PartitionPath(cols []string, vals []*string) (string, error) {
+	segs := make([]string, len(cols))
+	for i, c := range cols {
+		seg := c + "=" + EscapePartitionValue(vals[i])
+		if len(seg) > maxSegment {
+			return "", fmt.Errorf("%w: %s value is %d bytes escaped; a directory name holds at most %d", ErrPartitionValue, c, len(seg), maxSegment)
+		}
+		segs[i] = seg
+	}
+	return strings.Join(segs, "/"), nil
+}

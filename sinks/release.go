@@ -1,0 +1,113 @@
+package sinks
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Release stages one dataset's output in a hidden folder beside its
+// target (out/.agora-staging-<dataset>) and swaps it in only when every
+// file is written: the previous release stays complete and readable
+// until then.
+type Release struct {
+	out, dataset string
+	staging      string
+}
+
+// NewRelease prepares an empty staging folder, removing stale staging
+// left by a killed run.
+func NewRelease(out, dataset string) (*Release, error) {
+	r := &Release{out: out, dataset: dataset, staging: filepath.Join(out, ".agora-staging-"+dataset)}
+	if err := os.RemoveAll(r.staging); err != nil {
+		return nil, fmt.Errorf("remove stale staging: %w", err)
+	}
+	if err := os.MkdirAll(r.staging, 0o755); err != nil {
+		return nil, fmt.Errorf("create staging: %w", err)
+	}
+	return r, nil
+}
+
+// Dir is the staging folder to write the dataset's tables into.
+func (r *Release) Dir() string { return r.staging }
+
+// Target is the folder the release is published to.
+func (r *Release) Target() string { return filepath.Join(r.out, r.dataset) }
+
+// WriteJSON writes v as indented JSON into the staging folder and syncs it.
+func (r *Release) WriteJSON(name string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return r.WriteFile(name, append(data, '\n'))
+}
+
+// WriteFile writes a file into the staging folder and syncs it.
+func (r *Release) WriteFile(name string, data []byte) error {
+	p := filepath.Join(r.staging, name)
+	f, err := os.Create(p)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Publish writes _SUCCESS last, then swaps the staging folder in place of
+// the previous release.
+func (r *Release) Publish() error {
+	if err := r.WriteFile("_SUCCESS", nil); err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	if err := syncDir(r.staging); err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	target := r.Target()
+	old := filepath.Join(r.out, ".agora-old-"+r.dataset)
+	if err := os.RemoveAll(old); err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	hadOld := false
+	if _, err := os.Stat(target); err == nil {
+		if err := os.Rename(target, old); err != nil {
+			return fmt.Errorf("publish: move previous release aside: %w", err)
+		}
+		hadOld = true
+	}
+	if err := os.Rename(r.staging, target); err != nil {
+		if hadOld {
+			os.Rename(old, target)
+		}
+		return fmt.Errorf("publish: %w", err)
+	}
+	if err := syncDir(r.out); err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	if hadOld {
+		if err := os.RemoveAll(old); err != nil {
+			return fmt.Errorf("publish: remove previous release: %w", err)
+		}
+	}
+	return nil
+}
+
+// Abort removes the staging folder.
+func (r *Release) Abort() { os.RemoveAll(r.staging) }
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,343 @@
+package sinks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/compute/exec"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/pipeline"
+)
+
+// ErrTooManyPartitions is returned when a table would write more
+// partitions than writer.max_partitions allows.
+var ErrTooManyPartitions = errors.New("too many partitions")
+
+// Table writes one table's batches as Hive-partitioned Parquet under
+// Root/Name, and its rejects under Root/_rejects/Name. It implements
+// pipeline.Sink; Write and Reject are called from one goroutine. Close
+// commits, Abort discards.
+type Table struct {
+	root, name string
+	parts      []string
+	w          config.Writer
+	mem        memory.Allocator
+
+	partIdx []int
+	dataIdx []int
+	schema  *arrow.Schema // of the written files
+
+	open   map[string]*partWriter
+	order  []string // partition paths in first-seen order
+	files  []FileInfo
+	rejW   *fileWriter
+	rejB   *array.RecordBuilder
+	nrej   int64
+	closed bool
+}
+
+type partWriter struct {
+	path string
+	vals []*string
+	seq  int
+	fw   *fileWriter
+}
+
+// RejectSchema is the schema of _rejects files.
+var RejectSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "rule", Type: arrow.BinaryTypes.String},
+	{Name: "column", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "reason", Type: arrow.BinaryTypes.String},
+	{Name: "source_file", Type: arrow.BinaryTypes.String},
+	{Name: "source_line", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "row", Type: arrow.BinaryTypes.String, Nullable: true},
+}, nil)
+
+// NewTable prepares a sink for batches of the given schema. Columns whose
+// names start with "_" are not written; partition columns become
+// directories.
+func NewTable(root, name string, in *arrow.Schema, partitionBy []string, w config.Writer, mem memory.Allocator) (*Table, error) {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	t := &Table{root: root, name: name, parts: partitionBy, w: w, mem: mem, open: map[string]*partWriter{}}
+	isPart := map[int]bool{}
+	for _, p := range partitionBy {
+		i := in.FieldIndices(p)
+		if len(i) == 0 {
+			return nil, fmt.Errorf("partition_by: no column %q", p)
+		}
+		switch in.Field(i[0]).Type.ID() {
+		case arrow.STRING, arrow.INT64, arrow.INT32, arrow.BOOL:
+		default:
+			return nil, fmt.Errorf("partition_by: column %q is %s; partition on a string, integer or boolean", p, in.Field(i[0]).Type)
+		}
+		t.partIdx = append(t.partIdx, i[0])
+		isPart[i[0]] = true
+	}
+	var fields []arrow.Field
+	for i, f := range in.Fields() {
+		if isPart[i] || strings.HasPrefix(f.Name, "_") {
+			continue
+		}
+		t.dataIdx = append(t.dataIdx, i)
+		fields = append(fields, f)
+	}
+	if len(fields) == 0 {
+		return nil, fmt.Errorf("table %s has no columns to write", name)
+	}
+	t.schema = arrow.NewSchema(fields, nil)
+	return t, nil
+}
+
+// Schema returns the schema of the written files.
+func (t *Table) Schema() *arrow.Schema { return t.schema }
+
+// Write splits b by partition and appends each part to its partition's
+// current file, keeping row order within a partition.
+func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
+	n := int(b.NumRows())
+	groups := map[string][]int64{}
+	var seen []string
+	vals := map[string][]*string{}
+	for i := 0; i < n; i++ {
+		key := ""
+		var vs []*string
+		if len(t.partIdx) > 0 {
+			vs = make([]*string, len(t.partIdx))
+			for k, c := range t.partIdx {
+				vs[k] = partValue(b.Column(c), i)
+			}
+			p, err := PartitionPath(t.parts, vs)
+			if err != nil {
+				return fmt.Errorf("%s:%d: %w", t.name, pipeline.LineOf(b, i), err)
+			}
+			key = p
+		}
+		if _, ok := groups[key]; !ok {
+			seen = append(seen, key)
+			vals[key] = vs
+		}
+		groups[key] = append(groups[key], int64(i))
+	}
+	cols := make([]arrow.Array, len(t.dataIdx))
+	for i, c := range t.dataIdx {
+		cols[i] = b.Column(c)
+	}
+	for _, key := range seen {
+		idx := groups[key]
+		var part arrow.RecordBatch
+		if len(idx) == n {
+			part = array.NewRecordBatch(t.schema, cols, int64(n))
+		} else {
+			taken, err := take(ctx, t.mem, cols, idx)
+			if err != nil {
+				return err
+			}
+			part = array.NewRecordBatch(t.schema, taken, int64(len(idx)))
+			for _, a := range taken {
+				a.Release()
+			}
+		}
+		err := t.writePart(key, vals[key], part)
+		part.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func take(ctx context.Context, mem memory.Allocator, cols []arrow.Array, idx []int64) ([]arrow.Array, error) {
+	ib := array.NewInt64Builder(mem)
+	ib.AppendValues(idx, nil)
+	ia := ib.NewArray()
+	ib.Release()
+	defer ia.Release()
+	cctx := exec.WithAllocator(ctx, mem)
+	out := make([]arrow.Array, 0, len(cols))
+	for _, c := range cols {
+		a, err := compute.TakeArray(cctx, c, ia)
+		if err != nil {
+			for _, o := range out {
+				o.Release()
+			}
+			return nil, fmt.Errorf("partition split: %w", err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func partValue(a arrow.Array, i int) *string {
+	if a.IsNull(i) {
+		return nil
+	}
+	s := a.ValueStr(i)
+	if sa, ok := a.(*array.String); ok {
+		s = sa.Value(i)
+	}
+	return &s
+}
+
+func (t *Table) writePart(key string, vals []*string, b arrow.RecordBatch) error {
+	pw := t.open[key]
+	if pw == nil {
+		if len(t.open) >= t.w.MaxPartitions {
+			return fmt.Errorf("%s: %w: more than writer.max_partitions (%d); partition on a column with fewer values", t.name, ErrTooManyPartitions, t.w.MaxPartitions)
+		}
+		pw = &partWriter{path: key, vals: vals}
+		t.open[key] = pw
+		t.order = append(t.order, key)
+	}
+	if pw.fw == nil {
+		dir := filepath.Join(t.root, t.name, filepath.FromSlash(key))
+		fw, err := newFileWriter(dir, fmt.Sprintf("part-%05d.parquet", pw.seq), t.schema, t.w, t.mem)
+		if err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+		pw.fw = fw
+	}
+	if err := pw.fw.write(b); err != nil {
+		return fmt.Errorf("%s: %w", t.name, err)
+	}
+	if pw.fw.rows >= t.w.FileRows || pw.fw.size() >= t.w.FileBytes {
+		return t.finish(pw)
+	}
+	return nil
+}
+
+// finish closes a partition's current file and records it.
+func (t *Table) finish(pw *partWriter) error {
+	fw := pw.fw
+	pw.fw = nil
+	pw.seq++
+	_, n, sum, err := fw.close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", t.name, err)
+	}
+	rel := path.Join(t.name, pw.path, fw.name)
+	var part map[string]*string
+	if len(t.parts) > 0 {
+		part = map[string]*string{}
+		for i, c := range t.parts {
+			part[c] = pw.vals[i]
+		}
+	}
+	t.files = append(t.files, FileInfo{Path: rel, Partition: part, Rows: fw.rows, Bytes: n, SHA256: sum})
+	return nil
+}
+
+// Reject records rejected rows in the table's _rejects file.
+func (t *Table) Reject(_ context.Context, rs []pipeline.Reject) error {
+	if t.rejB == nil {
+		t.rejB = array.NewRecordBuilder(t.mem, RejectSchema)
+	}
+	for _, r := range rs {
+		t.rejB.Field(0).(*array.StringBuilder).Append(r.Rule)
+		if r.Column == "" {
+			t.rejB.Field(1).AppendNull()
+		} else {
+			t.rejB.Field(1).(*array.StringBuilder).Append(r.Column)
+		}
+		t.rejB.Field(2).(*array.StringBuilder).Append(r.Reason)
+		t.rejB.Field(3).(*array.StringBuilder).Append(r.File)
+		if r.Line > 0 {
+			t.rejB.Field(4).(*array.Int64Builder).Append(r.Line)
+		} else {
+			t.rejB.Field(4).AppendNull()
+		}
+		t.rejB.Field(5).(*array.StringBuilder).Append(r.Row)
+		t.nrej++
+	}
+	if t.rejB.Field(0).Len() >= 4096 {
+		return t.flushRejects()
+	}
+	return nil
+}
+
+func (t *Table) flushRejects() error {
+	if t.rejB == nil || t.rejB.Field(0).Len() == 0 {
+		return nil
+	}
+	if t.rejW == nil {
+		fw, err := newFileWriter(filepath.Join(t.root, "_rejects", t.name), "part-00000.parquet", RejectSchema, t.w, t.mem)
+		if err != nil {
+			return fmt.Errorf("%s rejects: %w", t.name, err)
+		}
+		t.rejW = fw
+	}
+	b := t.rejB.NewRecordBatch()
+	defer b.Release()
+	return t.rejW.write(b)
+}
+
+// Close finishes every open file (footers, fsync, rename) and returns
+// the files written, sorted by path. Rejects, if any, come last.
+func (t *Table) Close() ([]FileInfo, error) {
+	if t.closed {
+		return nil, errors.New("sink closed twice")
+	}
+	t.closed = true
+	var errs []error
+	for _, key := range t.order {
+		if pw := t.open[key]; pw.fw != nil {
+			if err := t.finish(pw); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := t.flushRejects(); err != nil {
+		errs = append(errs, err)
+	}
+	if t.rejB != nil {
+		t.rejB.Release()
+		t.rejB = nil
+	}
+	files := t.files
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	if t.rejW != nil {
+		_, n, sum, err := t.rejW.close()
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			files = append(files, FileInfo{Path: path.Join("_rejects", t.name, t.rejW.name), Rows: t.nrej, Bytes: n, SHA256: sum})
+		}
+		t.rejW = nil
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.Abort()
+		return nil, err
+	}
+	return files, nil
+}
+
+// Abort discards every file still open; finished files are left for the
+// caller to remove with the staging folder.
+func (t *Table) Abort() {
+	for _, pw := range t.open {
+		if pw.fw != nil {
+			pw.fw.abort()
+			pw.fw = nil
+		}
+	}
+	if t.rejW != nil {
+		t.rejW.abort()
+		t.rejW = nil
+	}
+	if t.rejB != nil {
+		t.rejB.Release()
+		t.rejB = nil
+	}
+	t.closed = true
+}

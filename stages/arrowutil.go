@@ -1,0 +1,111 @@
+package stages
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/compute/exec"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// takeColumns gathers rows idx of each array, in idx order. The caller
+// owns the returned arrays.
+func takeColumns(ctx context.Context, mem memory.Allocator, cols []arrow.Array, idx []int64) ([]arrow.Array, error) {
+	ib := array.NewInt64Builder(mem)
+	ib.AppendValues(idx, nil)
+	ia := ib.NewArray()
+	ib.Release()
+	defer ia.Release()
+	cctx := exec.WithAllocator(ctx, mem)
+	out := make([]arrow.Array, 0, len(cols))
+	for _, c := range cols {
+		// An identity selection keeps the array as it is.
+		if isIdentity(idx, c.Len()) {
+			c.Retain()
+			out = append(out, c)
+			continue
+		}
+		t, err := compute.TakeArray(cctx, c, ia)
+		if err != nil {
+			releaseAll(out)
+			return nil, fmt.Errorf("take: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func isIdentity(idx []int64, n int) bool {
+	if len(idx) != n {
+		return false
+	}
+	for i, v := range idx {
+		if v != int64(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// takeRows returns the rows idx of b as a new batch.
+func takeRows(ctx context.Context, mem memory.Allocator, b arrow.RecordBatch, idx []int64) (arrow.RecordBatch, error) {
+	cols, err := takeColumns(ctx, mem, b.Columns(), idx)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseAll(cols)
+	return array.NewRecordBatch(b.Schema(), cols, int64(len(idx))), nil
+}
+
+func releaseAll(as []arrow.Array) {
+	for _, a := range as {
+		if a != nil {
+			a.Release()
+		}
+	}
+}
+
+// colIndex returns the index of a column, or -1.
+func colIndex(s *arrow.Schema, name string) int {
+	idx := s.FieldIndices(name)
+	if len(idx) == 0 {
+		return -1
+	}
+	return idx[0]
+}
+
+// needColumns checks that the columns exist and returns their indexes.
+func needColumns(s *arrow.Schema, names ...string) ([]int, error) {
+	out := make([]int, len(names))
+	for i, n := range names {
+		out[i] = colIndex(s, n)
+		if out[i] < 0 {
+			return nil, fmt.Errorf("%w %q (have %s)", ErrNoColumn, n, columnList(s))
+		}
+	}
+	return out, nil
+}
+
+func columnList(s *arrow.Schema) string {
+	out := ""
+	for _, f := range s.Fields() {
+		if len(f.Name) > 0 && f.Name[0] == '_' {
+			continue
+		}
+		if out != "" {
+			out += ", "
+		}
+		out += f.Name
+	}
+	return out
+}
+
+// newBatch builds a batch from fields and arrays it takes ownership of.
+func newBatch(fields []arrow.Field, cols []arrow.Array, rows int64) arrow.RecordBatch {
+	b := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rows)
+	releaseAll(cols)
+	return b
+}

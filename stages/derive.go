@@ -1,0 +1,550 @@
+package stages
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/pipeline"
+)
+
+// Deriver computes one new column for a batch.
+type Deriver struct {
+	// Type is the type of the new column.
+	Type arrow.DataType
+	// Compute returns the column for b; the caller owns it.
+	Compute func(b arrow.RecordBatch) (arrow.Array, error)
+	// Ordered says the column depends on earlier rows (the step then runs
+	// in input order).
+	Ordered bool
+	// Whole says the column depends on every row of the table (the step
+	// then holds all rows until the end).
+	Whole bool
+}
+
+// DeriveFunc builds a Deriver for an input schema from its YAML
+// declaration.
+type DeriveFunc func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error)
+
+// DeriveDoc documents one registered derivation.
+type DeriveDoc struct {
+	Name, Args, Doc string
+	fn              DeriveFunc
+}
+
+var registry = map[string]DeriveDoc{}
+
+// Register adds a derivation to the registry under name. It panics on a
+// duplicate name (a programming error).
+func Register(name, args, doc string, fn DeriveFunc) {
+	if _, dup := registry[name]; dup {
+		panic("stages: derivation registered twice: " + name)
+	}
+	registry[name] = DeriveDoc{Name: name, Args: args, Doc: doc, fn: fn}
+}
+
+// Derivations lists the registered derivations by name.
+func Derivations() []DeriveDoc {
+	out := make([]DeriveDoc, 0, len(registry))
+	for _, d := range registry {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Derive adds (or replaces) columns computed by named derivations, in
+// declaration order, so a derivation may use an earlier one's column.
+type Derive struct {
+	mem     memory.Allocator
+	specs   []config.Derivation
+	ders    []*Deriver
+	replace []int // index of the column replaced, or -1
+	schemas []*arrow.Schema
+	ordered bool
+	whole   bool
+	held    []arrow.RecordBatch
+}
+
+// Name returns the step kind.
+func (d *Derive) Name() string { return "derive" }
+
+// Schema returns the output schema.
+func (d *Derive) Schema() *arrow.Schema { return d.schemas[len(d.schemas)-1] }
+
+// Ordered reports whether a derivation depends on earlier rows.
+func (d *Derive) Ordered() bool { return d.ordered || d.whole }
+
+// NewDerive compiles derivations against the input schema.
+func NewDerive(mem memory.Allocator, in *arrow.Schema, specs []config.Derivation) (*Derive, error) {
+	d := &Derive{mem: mem, specs: specs, schemas: []*arrow.Schema{in}}
+	cur := in
+	for i, s := range specs {
+		reg, ok := registry[s.Fn]
+		if !ok {
+			names := make([]string, 0, len(registry))
+			for n := range registry {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			return nil, fmt.Errorf("derive[%d]: unknown derivation %q (have %s)", i, s.Fn, strings.Join(names, ", "))
+		}
+		der, err := reg.fn(mem, cur, s)
+		if err != nil {
+			return nil, fmt.Errorf("derive[%d] %s: %w", i, s.Fn, err)
+		}
+		fields := append([]arrow.Field(nil), cur.Fields()...)
+		at := colIndex(cur, s.Name)
+		if at >= 0 && !s.Replace {
+			return nil, fmt.Errorf("derive[%d]: column %q exists; set replace: true to overwrite it", i, s.Name)
+		}
+		f := arrow.Field{Name: s.Name, Type: der.Type, Nullable: true}
+		if at >= 0 {
+			fields[at] = f
+		} else {
+			fields = append(fields, f)
+		}
+		cur = arrow.NewSchema(fields, nil)
+		d.schemas = append(d.schemas, cur)
+		d.ders = append(d.ders, der)
+		d.replace = append(d.replace, at)
+		d.ordered = d.ordered || der.Ordered
+		d.whole = d.whole || der.Whole
+	}
+	return d, nil
+}
+
+// Process adds the derived columns, or holds the batch when a derivation
+// needs the whole table.
+func (d *Derive) Process(_ context.Context, in arrow.RecordBatch, _ *pipeline.Rejects) (arrow.RecordBatch, error) {
+	if d.whole {
+		in.Retain()
+		d.held = append(d.held, in)
+		return nil, nil
+	}
+	return d.apply(in)
+}
+
+// Flush derives over every held row at once.
+func (d *Derive) Flush(_ context.Context, _ *pipeline.Rejects) (arrow.RecordBatch, error) {
+	if !d.whole || len(d.held) == 0 {
+		return nil, nil
+	}
+	defer func() {
+		for _, b := range d.held {
+			b.Release()
+		}
+		d.held = nil
+	}()
+	all, err := concatBatches(d.mem, d.schemas[0], d.held)
+	if err != nil {
+		return nil, err
+	}
+	defer all.Release()
+	return d.apply(all)
+}
+
+func (d *Derive) apply(in arrow.RecordBatch) (arrow.RecordBatch, error) {
+	cur := in
+	cur.Retain()
+	for i, der := range d.ders {
+		col, err := der.Compute(cur)
+		if err != nil {
+			cur.Release()
+			return nil, fmt.Errorf("%s: %w", d.specs[i].Name, err)
+		}
+		cols := append([]arrow.Array(nil), cur.Columns()...)
+		if at := d.replace[i]; at >= 0 {
+			cols[at] = col
+		} else {
+			cols = append(cols, col)
+		}
+		next := array.NewRecordBatch(d.schemas[i+1], cols, cur.NumRows())
+		col.Release()
+		cur.Release()
+		cur = next
+	}
+	return cur, nil
+}
+
+func concatBatches(mem memory.Allocator, s *arrow.Schema, bs []arrow.RecordBatch) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, s.NumFields())
+	var rows int64
+	for _, b := range bs {
+		rows += b.NumRows()
+	}
+	for c := range cols {
+		parts := make([]arrow.Array, len(bs))
+		for i, b := range bs {
+			parts[i] = b.Column(c)
+		}
+		a, err := array.Concatenate(parts, mem)
+		if err != nil {
+			releaseAll(cols)
+			return nil, err
+		}
+		cols[c] = a
+	}
+	b := array.NewRecordBatch(s, cols, rows)
+	releaseAll(cols)
+	return b, nil
+}
+
+func argColumns(in *arrow.Schema, d config.Derivation, n int) ([]int, error) {
+	if n >= 0 && len(d.Args) != n {
+		return nil, fmt.Errorf("takes %d args, got %d", n, len(d.Args))
+	}
+	if len(d.Args) == 0 {
+		return nil, fmt.Errorf("needs at least one arg")
+	}
+	return needColumns(in, d.Args...)
+}
+
+func wantType(in *arrow.Schema, c int, ok func(arrow.DataType) bool, want string) error {
+	if t := in.Field(c).Type; !ok(t) {
+		return fmt.Errorf("column %s is %s, want %s", in.Field(c).Name, t, want)
+	}
+	return nil
+}
+
+func isString(t arrow.DataType) bool { return t.ID() == arrow.STRING }
+func isStringList(t arrow.DataType) bool {
+	lt, ok := t.(*arrow.ListType)
+	return ok && lt.Elem().ID() == arrow.STRING
+}
+
+func init() {
+	for _, c := range []struct {
+		name string
+		fn   func(string) string
+	}{{"lower", strings.ToLower}, {"upper", strings.ToUpper}} {
+		Register(c.name, "[column]", "Case-normalises a string or list<string> column ("+c.name+" case).", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+			idx, err := argColumns(in, d, 1)
+			if err != nil {
+				return nil, err
+			}
+			col := idx[0]
+			t := in.Field(col).Type
+			if err := wantType(in, col, func(t arrow.DataType) bool { return isString(t) || isStringList(t) }, "string or list<string>"); err != nil {
+				return nil, err
+			}
+			return &Deriver{Type: t, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+				return mapStrings(mem, b.Column(col), c.fn), nil
+			}}, nil
+		})
+	}
+
+	Register("count_equal", "[list column], value", "Counts the elements of a list<string> equal to value (e.g. votes for \"a\"); null for a null list.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 1)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantType(in, idx[0], isStringList, "list<string>"); err != nil {
+			return nil, err
+		}
+		col := idx[0]
+		return &Deriver{Type: arrow.PrimitiveTypes.Int64, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			return int64Of(mem, b, func(i int) (int64, bool) {
+				if b.Column(col).IsNull(i) {
+					return 0, false
+				}
+				var n int64
+				eachString(b.Column(col), i, func(s string) bool {
+					if s == d.Value {
+						n++
+					}
+					return true
+				})
+				return n, true
+			}), nil
+		}}, nil
+	})
+
+	Register("majority", "[list column], min", "True when at least min elements of a list<string> are the same value (has_majority: min 3 of 5 votes); null for a null list.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 1)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantType(in, idx[0], isStringList, "list<string>"); err != nil {
+			return nil, err
+		}
+		if d.Min < 1 {
+			return nil, fmt.Errorf("min must be ≥ 1")
+		}
+		col := idx[0]
+		return &Deriver{Type: arrow.FixedWidthTypes.Boolean, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			bb := array.NewBooleanBuilder(mem)
+			defer bb.Release()
+			counts := map[string]int{}
+			for i := 0; i < int(b.NumRows()); i++ {
+				if b.Column(col).IsNull(i) {
+					bb.AppendNull()
+					continue
+				}
+				clear(counts)
+				best := 0
+				eachString(b.Column(col), i, func(s string) bool {
+					counts[s]++
+					best = max(best, counts[s])
+					return true
+				})
+				bb.Append(best >= d.Min)
+			}
+			return bb.NewArray(), nil
+		}}, nil
+	})
+
+	Register("pair_key", "[column a, column b]", "An order-free id for a pair: the two strings sorted and joined by \"|\", so (x, y) and (y, x) get the same key.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 2)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range idx {
+			if err := wantType(in, c, isString, "string"); err != nil {
+				return nil, err
+			}
+		}
+		return &Deriver{Type: arrow.BinaryTypes.String, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			x, y := b.Column(idx[0]).(*array.String), b.Column(idx[1]).(*array.String)
+			sb := array.NewStringBuilder(mem)
+			defer sb.Release()
+			for i := 0; i < x.Len(); i++ {
+				if x.IsNull(i) || y.IsNull(i) {
+					sb.AppendNull()
+					continue
+				}
+				p, q := x.Value(i), y.Value(i)
+				if q < p {
+					p, q = q, p
+				}
+				sb.Append(p + "|" + q)
+			}
+			return sb.NewArray(), nil
+		}}, nil
+	})
+
+	Register("n_words", "[string column]", "Number of words: runs of non-space characters (Unicode white space separates).", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 1)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantType(in, idx[0], isString, "string"); err != nil {
+			return nil, err
+		}
+		col := idx[0]
+		return &Deriver{Type: arrow.PrimitiveTypes.Int64, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			s := b.Column(col).(*array.String)
+			return int64Of(mem, b, func(i int) (int64, bool) {
+				if s.IsNull(i) {
+					return 0, false
+				}
+				return countWords(s.Value(i)), true
+			}), nil
+		}}, nil
+	})
+
+	Register("list_length", "[list column]", "Number of elements of a list (n_statements); null for a null list.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 1)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantType(in, idx[0], isList, "a list"); err != nil {
+			return nil, err
+		}
+		col := idx[0]
+		return &Deriver{Type: arrow.PrimitiveTypes.Int64, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			return int64Of(mem, b, func(i int) (int64, bool) {
+				l := listLen(b.Column(col), i)
+				return int64(l), l >= 0
+			}), nil
+		}}, nil
+	})
+
+	Register("total_length", "[list<struct> column], value: field", "Sum over a list of structs of the length of each element's list field (n_citations of a response: the citations of all its statements).", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 1)
+		if err != nil {
+			return nil, err
+		}
+		col := idx[0]
+		lt, ok := in.Field(col).Type.(*arrow.ListType)
+		var st *arrow.StructType
+		if ok {
+			st, ok = lt.Elem().(*arrow.StructType)
+		}
+		if !ok {
+			return nil, fmt.Errorf("column %s is %s, want list<struct<...>>", d.Args[0], in.Field(col).Type)
+		}
+		fi, ok := st.FieldIdx(d.Value)
+		if !ok || !isList(st.Field(fi).Type) {
+			return nil, fmt.Errorf("value must name a list field of %s, got %q", st, d.Value)
+		}
+		return &Deriver{Type: arrow.PrimitiveTypes.Int64, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			l := b.Column(col).(*array.List)
+			inner := l.ListValues().(*array.Struct).Field(fi)
+			return int64Of(mem, b, func(i int) (int64, bool) {
+				if l.IsNull(i) {
+					return 0, false
+				}
+				s, e := l.ValueOffsets(i)
+				var n int64
+				for j := s; j < e; j++ {
+					if k := listLen(inner, int(j)); k > 0 {
+						n += int64(k)
+					}
+				}
+				return n, true
+			}), nil
+		}}, nil
+	})
+
+	Register("coalesce", "[string columns...]", "The first non-null of the columns (e.g. raw_text, then text, for releases that renamed the field).", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, -1)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range idx {
+			if err := wantType(in, c, isString, "string"); err != nil {
+				return nil, err
+			}
+		}
+		return &Deriver{Type: arrow.BinaryTypes.String, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			sb := array.NewStringBuilder(mem)
+			defer sb.Release()
+			for i := 0; i < int(b.NumRows()); i++ {
+				done := false
+				for _, c := range idx {
+					if s := b.Column(c).(*array.String); s.IsValid(i) {
+						sb.Append(s.Value(i))
+						done = true
+						break
+					}
+				}
+				if !done {
+					sb.AppendNull()
+				}
+			}
+			return sb.NewArray(), nil
+		}}, nil
+	})
+
+	Register("occurrence", "[key columns...]", "0 for the first row with a key, 1 for the second, ... in input order; keeps duplicates apart without dropping them.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, -1)
+		if err != nil {
+			return nil, err
+		}
+		seen := map[string]int64{}
+		return &Deriver{Type: arrow.PrimitiveTypes.Int64, Ordered: true, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			return int64Of(mem, b, func(i int) (int64, bool) {
+				k := rowKey(b, idx, i)
+				n := seen[k]
+				seen[k] = n + 1
+				return n, true
+			}), nil
+		}}, nil
+	})
+
+	Register("conflicting_duplicate", "[key columns...], value: column", "True when the key occurs more than once in the table and its rows disagree on the value column (null counts as a value). Holds the table in memory.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, -1)
+		if err != nil {
+			return nil, err
+		}
+		vc := colIndex(in, d.Value)
+		if vc < 0 {
+			return nil, fmt.Errorf("value: %w %q", ErrNoColumn, d.Value)
+		}
+		return &Deriver{Type: arrow.FixedWidthTypes.Boolean, Whole: true, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			n := int(b.NumRows())
+			values := map[string]map[string]bool{}
+			keys := make([]string, n)
+			for i := 0; i < n; i++ {
+				keys[i] = rowKey(b, idx, i)
+				m := values[keys[i]]
+				if m == nil {
+					m = map[string]bool{}
+					values[keys[i]] = m
+				}
+				m[valueString(b.Column(vc), i)] = true
+			}
+			bb := array.NewBooleanBuilder(mem)
+			defer bb.Release()
+			for i := 0; i < n; i++ {
+				bb.Append(len(values[keys[i]]) > 1)
+			}
+			return bb.NewArray(), nil
+		}}, nil
+	})
+}
+
+func rowKey(b arrow.RecordBatch, idx []int, i int) string {
+	var sb strings.Builder
+	for _, c := range idx {
+		sb.WriteString(valueString(b.Column(c), i))
+		sb.WriteByte(0)
+	}
+	return sb.String()
+}
+
+func int64Of(mem memory.Allocator, b arrow.RecordBatch, f func(i int) (int64, bool)) arrow.Array {
+	ib := array.NewInt64Builder(mem)
+	defer ib.Release()
+	n := int(b.NumRows())
+	ib.Reserve(n)
+	for i := 0; i < n; i++ {
+		if v, ok := f(i); ok {
+			ib.UnsafeAppend(v)
+		} else {
+			ib.UnsafeAppendBoolToBitmap(false)
+		}
+	}
+	return ib.NewArray()
+}
+
+func mapStrings(mem memory.Allocator, a arrow.Array, f func(string) string) arrow.Array {
+	switch c := a.(type) {
+	case *array.String:
+		sb := array.NewStringBuilder(mem)
+		defer sb.Release()
+		for i := 0; i < c.Len(); i++ {
+			if c.IsNull(i) {
+				sb.AppendNull()
+			} else {
+				sb.Append(f(c.Value(i)))
+			}
+		}
+		return sb.NewArray()
+	case *array.List:
+		inner := mapStrings(mem, c.ListValues(), f)
+		defer inner.Release()
+		data := array.NewData(c.DataType(), c.Len(), c.Data().Buffers(), []arrow.ArrayData{inner.Data()}, c.NullN(), c.Data().Offset())
+		defer data.Release()
+		return array.MakeFromData(data)
+	}
+	panic("stages: mapStrings on " + a.DataType().String())
+}
+
+func countWords(s string) int64 {
+	var n int64
+	in := false
+	for i := 0; i < len(s); {
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
+		i += size
+		if unicode.IsSpace(r) {
+			in = false
+		} else if !in {
+			in = true
+			n++
+		}
+	}
+	return n
+}

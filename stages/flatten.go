@@ -1,0 +1,488 @@
+package stages
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/agora-etl/agora/pipeline"
+)
+
+// ErrNoColumn is returned when a step names a column its input lacks.
+var ErrNoColumn = errors.New("no column")
+
+// Project selects and renames columns; it backs rename, snake_case and
+// drop. It never copies data.
+type Project struct {
+	name   string
+	idx    []int
+	schema *arrow.Schema
+}
+
+// Name returns the step kind.
+func (p *Project) Name() string { return p.name }
+
+// Schema returns the output schema.
+func (p *Project) Schema() *arrow.Schema { return p.schema }
+
+// Process returns the selected columns under their new names.
+func (p *Project) Process(_ context.Context, in arrow.RecordBatch, _ *pipeline.Rejects) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, len(p.idx))
+	for i, j := range p.idx {
+		cols[i] = in.Column(j)
+	}
+	return array.NewRecordBatch(p.schema, cols, in.NumRows()), nil
+}
+
+// NewRename renames columns old → new. Renaming onto an existing column
+// is an error.
+func NewRename(in *arrow.Schema, m map[string]string) (*Project, error) {
+	names := make([]string, in.NumFields())
+	for i, f := range in.Fields() {
+		names[i] = f.Name
+	}
+	olds := make([]string, 0, len(m))
+	for o := range m {
+		olds = append(olds, o)
+	}
+	sort.Strings(olds)
+	for _, o := range olds {
+		i := colIndex(in, o)
+		if i < 0 {
+			return nil, fmt.Errorf("rename: %w %q (have %s)", ErrNoColumn, o, columnList(in))
+		}
+		names[i] = m[o]
+	}
+	return project("rename", in, names)
+}
+
+// NewSnakeCase renames every column to snake_case: dots and other
+// separators become _, camelCase is split, and letters are lower case.
+func NewSnakeCase(in *arrow.Schema) (*Project, error) {
+	names := make([]string, in.NumFields())
+	for i, f := range in.Fields() {
+		names[i] = f.Name
+		if !strings.HasPrefix(f.Name, "_") {
+			names[i] = SnakeCase(f.Name)
+		}
+	}
+	return project("snake_case", in, names)
+}
+
+// NewDrop removes columns.
+func NewDrop(in *arrow.Schema, drop []string) (*Project, error) {
+	gone := map[string]bool{}
+	for _, d := range drop {
+		if colIndex(in, d) < 0 {
+			return nil, fmt.Errorf("drop: %w %q (have %s)", ErrNoColumn, d, columnList(in))
+		}
+		gone[d] = true
+	}
+	var names []string
+	var idx []int
+	for i, f := range in.Fields() {
+		if !gone[f.Name] {
+			names = append(names, f.Name)
+			idx = append(idx, i)
+		}
+	}
+	p, err := project("drop", selectSchema(in, idx), names)
+	if err != nil {
+		return nil, err
+	}
+	p.idx = idx
+	return p, nil
+}
+
+func selectSchema(in *arrow.Schema, idx []int) *arrow.Schema {
+	fs := make([]arrow.Field, len(idx))
+	for i, j := range idx {
+		fs[i] = in.Field(j)
+	}
+	return arrow.NewSchema(fs, nil)
+}
+
+func project(name string, in *arrow.Schema, names []string) (*Project, error) {
+	seen := map[string]bool{}
+	fields := make([]arrow.Field, len(names))
+	idx := make([]int, len(names))
+	for i, n := range names {
+		if n == "" {
+			return nil, fmt.Errorf("%s: empty column name", name)
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("%s: two columns named %q", name, n)
+		}
+		seen[n] = true
+		fields[i] = in.Field(i)
+		fields[i].Name = n
+		idx[i] = i
+	}
+	return &Project{name: name, idx: idx, schema: arrow.NewSchema(fields, nil)}, nil
+}
+
+// SnakeCase converts a column name to snake_case: "candidates.metadata.id"
+// → "candidates_metadata_id", "reviewerId" → "reviewer_id".
+func SnakeCase(s string) string {
+	var b strings.Builder
+	rs := []rune(s)
+	for i, r := range rs {
+		switch {
+		case unicode.IsUpper(r):
+			if i > 0 && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1]) || (i+1 < len(rs) && unicode.IsLower(rs[i+1]) && unicode.IsUpper(rs[i-1]))) {
+				b.WriteByte('_')
+			}
+			b.WriteRune(unicode.ToLower(r))
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	out := b.String()
+	for strings.Contains(out, "__") {
+		out = strings.ReplaceAll(out, "__", "_")
+	}
+	return strings.Trim(out, "_")
+}
+
+// Unpivot turns a family of columns named by a pattern over a list of
+// dimensions ("{dimension}_{field}") into one row per input row and
+// dimension, with a column holding the dimension and one column per
+// field. A field missing for a dimension is null there. Rows come out in
+// input order, dimensions in the declared order.
+type Unpivot struct {
+	mem     memory.Allocator
+	keep    []int
+	dims    []string
+	fields  []string
+	src     [][]int // src[f][d] = input column, or -1
+	types   []arrow.DataType
+	schema  *arrow.Schema
+	dimType arrow.DataType
+}
+
+// Name returns the step kind.
+func (u *Unpivot) Name() string { return "unpivot" }
+
+// Schema returns the output schema.
+func (u *Unpivot) Schema() *arrow.Schema { return u.schema }
+
+// NewUnpivot plans an unpivot of in. varName is the placeholder in
+// pattern; into is the new dimension column; keep empty means every
+// column outside the family (and the line column).
+func NewUnpivot(mem memory.Allocator, in *arrow.Schema, varName, pattern string, dims, fields []string, into string, keep []string) (*Unpivot, error) {
+	if into == "" {
+		into = varName
+	}
+	u := &Unpivot{mem: mem, dims: dims, fields: fields, dimType: arrow.BinaryTypes.String}
+	family := map[int]bool{}
+	for _, f := range fields {
+		cols := make([]int, len(dims))
+		var typ arrow.DataType
+		for d, dim := range dims {
+			name := strings.ReplaceAll(pattern, "{"+varName+"}", dim)
+			name = strings.ReplaceAll(name, "{field}", f)
+			cols[d] = colIndex(in, name)
+			if cols[d] < 0 {
+				continue
+			}
+			family[cols[d]] = true
+			t := in.Field(cols[d]).Type
+			if typ == nil {
+				typ = t
+			} else if !arrow.TypeEqual(typ, t) {
+				return nil, fmt.Errorf("unpivot: column %s is %s but other %q columns are %s", name, t, f, typ)
+			}
+		}
+		if typ == nil {
+			return nil, fmt.Errorf("unpivot: no column matches %q for field %q (have %s)", pattern, f, columnList(in))
+		}
+		u.src = append(u.src, cols)
+		u.types = append(u.types, typ)
+	}
+	var outFields []arrow.Field
+	if len(keep) == 0 {
+		for i, f := range in.Fields() {
+			if !family[i] {
+				u.keep = append(u.keep, i)
+				outFields = append(outFields, f)
+			}
+		}
+	} else {
+		idx, err := needColumns(in, keep...)
+		if err != nil {
+			return nil, fmt.Errorf("unpivot: keep: %w", err)
+		}
+		if l := colIndex(in, pipeline.LineColumn); l >= 0 {
+			idx = append(idx, l)
+		}
+		for _, i := range idx {
+			u.keep = append(u.keep, i)
+			outFields = append(outFields, in.Field(i))
+		}
+	}
+	outFields = append(outFields, arrow.Field{Name: into, Type: u.dimType, Nullable: false})
+	for i, f := range fields {
+		outFields = append(outFields, arrow.Field{Name: f, Type: u.types[i], Nullable: true})
+	}
+	seen := map[string]bool{}
+	for _, f := range outFields {
+		if seen[f.Name] {
+			return nil, fmt.Errorf("unpivot: output would have two columns named %q", f.Name)
+		}
+		seen[f.Name] = true
+	}
+	u.schema = arrow.NewSchema(outFields, nil)
+	return u, nil
+}
+
+// Process unpivots one batch.
+func (u *Unpivot) Process(ctx context.Context, in arrow.RecordBatch, _ *pipeline.Rejects) (arrow.RecordBatch, error) {
+	n := int(in.NumRows())
+	k := len(u.dims)
+	// Output row r*k+d comes from input row r, dimension d.
+	rowIdx := make([]int64, n*k)
+	for r := 0; r < n; r++ {
+		for d := 0; d < k; d++ {
+			rowIdx[r*k+d] = int64(r)
+		}
+	}
+	keepCols := make([]arrow.Array, len(u.keep))
+	for i, j := range u.keep {
+		keepCols[i] = in.Column(j)
+	}
+	out, err := takeColumns(ctx, u.mem, keepCols, rowIdx)
+	if err != nil {
+		return nil, err
+	}
+	db := array.NewStringBuilder(u.mem)
+	db.Reserve(n * k)
+	for r := 0; r < n; r++ {
+		for _, d := range u.dims {
+			db.Append(d)
+		}
+	}
+	out = append(out, db.NewArray())
+	db.Release()
+	// Field f: concatenate its per-dimension columns (d*n+r) and gather
+	// them into r*k+d order.
+	gather := make([]int64, n*k)
+	for r := 0; r < n; r++ {
+		for d := 0; d < k; d++ {
+			gather[r*k+d] = int64(d*n + r)
+		}
+	}
+	for f := range u.fields {
+		parts := make([]arrow.Array, k)
+		for d, c := range u.src[f] {
+			if c < 0 {
+				parts[d] = array.MakeArrayOfNull(u.mem, u.types[f], n)
+			} else {
+				parts[d] = in.Column(c)
+				parts[d].Retain()
+			}
+		}
+		all, err := array.Concatenate(parts, u.mem)
+		releaseAll(parts)
+		if err != nil {
+			releaseAll(out)
+			return nil, fmt.Errorf("unpivot: %w", err)
+		}
+		col, err := takeColumns(ctx, u.mem, []arrow.Array{all}, gather)
+		all.Release()
+		if err != nil {
+			releaseAll(out)
+			return nil, err
+		}
+		out = append(out, col[0])
+	}
+	b := array.NewRecordBatch(u.schema, out, int64(n*k))
+	releaseAll(out)
+	return b, nil
+}
+
+// Explode turns aligned list columns into child rows: one row per list
+// element, the other columns repeated. A list of structs becomes one
+// column per struct field. A row whose lists differ in length, or whose
+// lists are null, is rejected with the lengths; an empty list gives no
+// child rows.
+type Explode struct {
+	mem      memory.Allocator
+	lists    []int
+	keep     []int
+	index    string
+	structOf []bool
+	schema   *arrow.Schema
+}
+
+// Name returns the step kind.
+func (e *Explode) Name() string { return "explode" }
+
+// Schema returns the output schema.
+func (e *Explode) Schema() *arrow.Schema { return e.schema }
+
+// NewExplode plans an explode of in.
+func NewExplode(mem memory.Allocator, in *arrow.Schema, columns, as []string, index string, keep []string, prefix string) (*Explode, error) {
+	lists, err := needColumns(in, columns...)
+	if err != nil {
+		return nil, fmt.Errorf("explode: %w", err)
+	}
+	e := &Explode{mem: mem, lists: lists, index: index}
+	isList := map[int]bool{}
+	for i, c := range lists {
+		lt, ok := in.Field(c).Type.(*arrow.ListType)
+		if !ok {
+			return nil, fmt.Errorf("explode: column %s is %s, not a list", columns[i], in.Field(c).Type)
+		}
+		_, isStruct := lt.Elem().(*arrow.StructType)
+		e.structOf = append(e.structOf, isStruct)
+		isList[c] = true
+	}
+	var fields []arrow.Field
+	if len(keep) == 0 {
+		for i, f := range in.Fields() {
+			if !isList[i] {
+				e.keep = append(e.keep, i)
+				fields = append(fields, f)
+			}
+		}
+	} else {
+		idx, err := needColumns(in, keep...)
+		if err != nil {
+			return nil, fmt.Errorf("explode: keep: %w", err)
+		}
+		if l := colIndex(in, pipeline.LineColumn); l >= 0 {
+			idx = append(idx, l)
+		}
+		for _, i := range idx {
+			e.keep = append(e.keep, i)
+			fields = append(fields, in.Field(i))
+		}
+	}
+	if index != "" {
+		fields = append(fields, arrow.Field{Name: index, Type: arrow.PrimitiveTypes.Int64})
+	}
+	for i, c := range lists {
+		elem := in.Field(c).Type.(*arrow.ListType).ElemField()
+		if st, ok := elem.Type.(*arrow.StructType); ok {
+			for _, sf := range st.Fields() {
+				sf.Name = prefix + sf.Name
+				sf.Nullable = true
+				fields = append(fields, sf)
+			}
+			continue
+		}
+		name := columns[i]
+		if len(as) > 0 {
+			name = as[i]
+		}
+		fields = append(fields, arrow.Field{Name: name, Type: elem.Type, Nullable: true})
+	}
+	seen := map[string]bool{}
+	for _, f := range fields {
+		if seen[f.Name] {
+			return nil, fmt.Errorf("explode: output would have two columns named %q (use as, prefix or keep)", f.Name)
+		}
+		seen[f.Name] = true
+	}
+	e.schema = arrow.NewSchema(fields, nil)
+	return e, nil
+}
+
+// Process explodes one batch.
+func (e *Explode) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
+	n := int(in.NumRows())
+	lists := make([]*array.List, len(e.lists))
+	for i, c := range e.lists {
+		lists[i] = in.Column(c).(*array.List)
+	}
+	var parent, index []int64
+	elemIdx := make([][]int64, len(lists))
+	for r := 0; r < n; r++ {
+		l0 := -1
+		ok := true
+		for _, l := range lists {
+			if l.IsNull(r) {
+				ok = false
+				break
+			}
+			s, t := l.ValueOffsets(r)
+			if l0 >= 0 && int(t-s) != l0 {
+				ok = false
+				break
+			}
+			l0 = int(t - s)
+		}
+		if !ok {
+			rej.AddRow(in, r, "explode", in.ColumnName(e.lists[0]), e.lengths(in, lists, r))
+			continue
+		}
+		for j := 0; j < l0; j++ {
+			parent = append(parent, int64(r))
+			index = append(index, int64(j))
+			for i, l := range lists {
+				s, _ := l.ValueOffsets(r)
+				elemIdx[i] = append(elemIdx[i], s+int64(j))
+			}
+		}
+	}
+	keepCols := make([]arrow.Array, len(e.keep))
+	for i, j := range e.keep {
+		keepCols[i] = in.Column(j)
+	}
+	out, err := takeColumns(ctx, e.mem, keepCols, parent)
+	if err != nil {
+		return nil, err
+	}
+	if e.index != "" {
+		ib := array.NewInt64Builder(e.mem)
+		ib.AppendValues(index, nil)
+		out = append(out, ib.NewArray())
+		ib.Release()
+	}
+	for i, l := range lists {
+		vals := l.ListValues()
+		var src []arrow.Array
+		if e.structOf[i] {
+			st := vals.(*array.Struct)
+			for f := 0; f < st.NumField(); f++ {
+				src = append(src, st.Field(f))
+			}
+		} else {
+			src = []arrow.Array{vals}
+		}
+		cols, err := takeColumns(ctx, e.mem, src, elemIdx[i])
+		if err != nil {
+			releaseAll(out)
+			return nil, err
+		}
+		out = append(out, cols...)
+	}
+	b := array.NewRecordBatch(e.schema, out, int64(len(parent)))
+	releaseAll(out)
+	return b, nil
+}
+
+func (e *Explode) lengths(in arrow.RecordBatch, lists []*array.List, r int) string {
+	parts := make([]string, len(lists))
+	for i, l := range lists {
+		if l.IsNull(r) {
+			parts[i] = in.ColumnName(e.lists[i]) + " is null"
+			continue
+		}
+		s, t := l.ValueOffsets(r)
+		parts[i] = fmt.Sprintf("%s has %d", in.ColumnName(e.lists[i]), t-s)
+	}
+	if len(lists) == 1 {
+		return "list is null: " + parts[0]
+	}
+	return "aligned lists differ in length: " + strings.Join(parts, ", ")
+}

@@ -1,0 +1,382 @@
+package stages
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/klauspost/compress/gzip"
+	"github.com/valyala/fastjson"
+
+	"github.com/agora-etl/agora/pipeline"
+)
+
+// Sentinel errors of the decoders; they arrive wrapped in a *DecodeError.
+var (
+	// ErrBadJSON is returned for a line that is not a JSON object.
+	ErrBadJSON = errors.New("invalid JSON")
+	// ErrLineTooLong is returned for a line longer than max_line_bytes.
+	ErrLineTooLong = errors.New("line too long")
+	// ErrTooLarge is returned when the decompressed input exceeds max_bytes.
+	ErrTooLarge = errors.New("input too large")
+	// ErrCorrupt is returned when the file cannot be read to its end
+	// (truncated or corrupt gzip).
+	ErrCorrupt = errors.New("unreadable input")
+)
+
+// DecodeError is a problem at a place in an input file.
+type DecodeError struct {
+	File string
+	Line int64
+	Err  error
+}
+
+func (e *DecodeError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.File, e.Err)
+}
+
+// Unwrap returns the sentinel-wrapping cause.
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// JSONColumn is one declared column of a JSON Lines input.
+type JSONColumn struct {
+	// Name is the output column and the JSON key.
+	Name string
+	// Keys are the JSON keys read into the column; the first present
+	// wins. Empty means just Name.
+	Keys []string
+	// Type is the Arrow type.
+	Type arrow.DataType
+}
+
+// JSONLines is a Source reading JSON Lines, optionally gzipped, with one
+// object per line (the pandas to_json(orient="records", lines=True)
+// dialect: \/ and \uXXXX escapes, null for NaN). Lines may be as long as
+// MaxLineBytes. Keys not declared are ignored or rejected; declared keys
+// that are absent are null.
+type JSONLines struct {
+	// Path is the file to read; Name is how it is shown (relative to the
+	// data root).
+	Path, Name string
+	// Gzip says the file is gzip-compressed.
+	Gzip bool
+	// Columns are the columns to read, in output order.
+	Columns []JSONColumn
+	// BatchRows is the most lines per chunk.
+	BatchRows int
+	// ChunkBytes ends a chunk early once it holds this many bytes.
+	ChunkBytes int
+	// MaxLineBytes is the longest line accepted.
+	MaxLineBytes int64
+	// MaxBytes caps the decompressed bytes read.
+	MaxBytes int64
+	// RejectBadLines sends lines that are not JSON objects to the rejects
+	// instead of failing.
+	RejectBadLines bool
+	// RejectUnknownKeys rejects rows with keys not declared.
+	RejectUnknownKeys bool
+	// Mem allocates the batches.
+	Mem memory.Allocator
+
+	once    sync.Once
+	schema  *arrow.Schema
+	fns     []valueFn
+	keys    map[string]keyRef
+	parsers sync.Pool
+	initErr error
+}
+
+type keyRef struct {
+	col, prio int
+}
+
+// Schema returns the schema of the decoded batches (the columns, then the
+// line column).
+func (s *JSONLines) Schema() (*arrow.Schema, error) {
+	s.once.Do(s.init)
+	return s.schema, s.initErr
+}
+
+func (s *JSONLines) init() {
+	fields := make([]arrow.Field, 0, len(s.Columns)+1)
+	s.keys = map[string]keyRef{}
+	for i, c := range s.Columns {
+		fn, err := compileValue(c.Type)
+		if err != nil {
+			s.initErr = fmt.Errorf("column %s: %w", c.Name, err)
+			return
+		}
+		s.fns = append(s.fns, fn)
+		fields = append(fields, arrow.Field{Name: c.Name, Type: c.Type, Nullable: true})
+		keys := c.Keys
+		if len(keys) == 0 {
+			keys = []string{c.Name}
+		}
+		for p, k := range keys {
+			s.keys[k] = keyRef{col: i, prio: p}
+		}
+	}
+	fields = append(fields, arrow.Field{Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64})
+	s.schema = arrow.NewSchema(fields, nil)
+	if s.Mem == nil {
+		s.Mem = memory.DefaultAllocator
+	}
+	if s.BatchRows <= 0 {
+		s.BatchRows = 1024
+	}
+	if s.ChunkBytes <= 0 {
+		s.ChunkBytes = 8 << 20
+	}
+	if s.MaxLineBytes <= 0 {
+		s.MaxLineBytes = 256 << 20
+	}
+	if s.MaxBytes <= 0 {
+		s.MaxBytes = 1 << 62
+	}
+}
+
+func (s *JSONLines) errAt(line int64, err error) error {
+	return &DecodeError{File: s.Name, Line: line, Err: err}
+}
+
+// Chunks reads the file and emits chunks of whole lines.
+func (s *JSONLines) Chunks(ctx context.Context, emit func(pipeline.Chunk) error) error {
+	if _, err := s.Schema(); err != nil {
+		return err
+	}
+	f, err := os.Open(s.Path)
+	if err != nil {
+		return &DecodeError{File: s.Name, Err: err}
+	}
+	defer f.Close()
+	var r io.Reader = bufio.NewReaderSize(f, 1<<20)
+	if s.Gzip {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil // a zero-byte .gz holds no lines
+			}
+			return s.errAt(0, fmt.Errorf("%w: gzip: %v", ErrCorrupt, err))
+		}
+		defer zr.Close()
+		r = zr
+	}
+	lim := &limitReader{r: r, left: s.MaxBytes}
+	return splitLines(ctx, lim, s.MaxLineBytes, s.BatchRows, s.ChunkBytes, func(c pipeline.Chunk) error {
+		c.File = s.Name
+		return emit(c)
+	}, func(line int64, err error) error {
+		switch {
+		case errors.Is(err, errLimit):
+			return s.errAt(line, fmt.Errorf("%w: more than %d bytes after decompression (raise max_bytes if the file is genuine)", ErrTooLarge, s.MaxBytes))
+		case errors.Is(err, ErrLineTooLong):
+			return s.errAt(line, fmt.Errorf("%w: longer than max_line_bytes (%d)", ErrLineTooLong, s.MaxLineBytes))
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return s.errAt(line, fmt.Errorf("%w: file ends early (truncated download?)", ErrCorrupt))
+		}
+		return s.errAt(line, fmt.Errorf("%w: %v", ErrCorrupt, err))
+	})
+}
+
+var errLimit = errors.New("read limit reached")
+
+type limitReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		// Allow reading to EOF exactly at the limit.
+		var one [1]byte
+		n, err := l.r.Read(one[:])
+		if n > 0 {
+			return 0, errLimit
+		}
+		return 0, err
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
+// splitLines cuts r into chunks of at most rows lines or about maxBytes
+// bytes, never splitting a line. Each chunk's Data is a fresh slice.
+func splitLines(ctx context.Context, r io.Reader, maxLine int64, rows, maxBytes int, emit func(pipeline.Chunk) error, fail func(line int64, err error) error) error {
+	br := bufio.NewReaderSize(r, 1<<20)
+	var (
+		line  int64 = 1 // number of the next line
+		cur         = pipeline.Chunk{Line: 1}
+		buf   []byte
+		long  []byte
+		start = true
+	)
+	flush := func() error {
+		if cur.Rows == 0 {
+			return nil
+		}
+		cur.Data = buf
+		if err := emit(cur); err != nil {
+			return err
+		}
+		cur = pipeline.Chunk{Line: line}
+		buf = nil
+		return nil
+	}
+	for {
+		if start {
+			if err := ctx.Err(); err != nil {
+				return context.Cause(ctx)
+			}
+		}
+		frag, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long, frag...)
+			if int64(len(long)) > maxLine {
+				return fail(line, ErrLineTooLong)
+			}
+			start = false
+			continue
+		}
+		if len(long) > 0 {
+			long = append(long, frag...)
+			frag = long
+		}
+		if int64(len(frag)) > maxLine+1 {
+			return fail(line, ErrLineTooLong)
+		}
+		if len(frag) > 0 {
+			if buf == nil {
+				buf = make([]byte, 0, min(max(maxBytes, len(frag)), 16<<20))
+			}
+			buf = append(buf, frag...)
+			if frag[len(frag)-1] != '\n' {
+				buf = append(buf, '\n')
+			}
+			cur.Rows++
+			line++
+		}
+		long = long[:0]
+		start = true
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return flush()
+			}
+			return fail(line, err)
+		}
+		if cur.Rows >= rows || len(buf) >= maxBytes {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// Decode parses a chunk into a batch. Bad lines either fail the run or are
+// rejected; rows with values of the wrong type are rejected.
+func (s *JSONLines) Decode(ctx context.Context, c pipeline.Chunk, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
+	if _, err := s.Schema(); err != nil {
+		return nil, err
+	}
+	p, _ := s.parsers.Get().(*fastjson.Parser)
+	if p == nil {
+		p = &fastjson.Parser{}
+	}
+	defer s.parsers.Put(p)
+	return s.decode(p, c, rej)
+}
+
+// decode type-checks each row before appending it, so a bad row never
+// leaves a partial row in the builders.
+func (s *JSONLines) decode(p *fastjson.Parser, c pipeline.Chunk, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
+	rb := array.NewRecordBuilder(s.Mem, s.schema)
+	defer rb.Release()
+	rb.Reserve(c.Rows)
+	ncol := len(s.Columns)
+	lineB := rb.Field(ncol).(*array.Int64Builder)
+	vals := make([]*fastjson.Value, ncol)
+	prio := make([]int, ncol)
+	data := c.Data
+	line := c.Line
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		var ln []byte
+		if i < 0 {
+			ln, data = data, nil
+		} else {
+			ln, data = data[:i], data[i+1:]
+		}
+		n := line
+		line++
+		ln = bytes.TrimRight(ln, "\r")
+		if len(bytes.TrimSpace(ln)) == 0 {
+			continue // a blank line holds no row
+		}
+		v, err := p.ParseBytes(ln)
+		if err == nil && v.Type() != fastjson.TypeObject {
+			err = fmt.Errorf("want a JSON object, got %s", v.Type())
+		}
+		if err != nil {
+			if !s.RejectBadLines {
+				return nil, s.errAt(n, fmt.Errorf("%w: %v", ErrBadJSON, err))
+			}
+			{
+				rej.Add(pipeline.Reject{Rule: "decode", Reason: fmt.Sprintf("invalid JSON: %v", err), Line: n, Row: string(ln)})
+			}
+			continue
+		}
+		clear(vals)
+		var unknown string
+		v.GetObject().Visit(func(k []byte, e *fastjson.Value) {
+			ref, ok := s.keys[string(k)]
+			if !ok {
+				if unknown == "" {
+					unknown = string(k)
+				}
+				return
+			}
+			if vals[ref.col] == nil || ref.prio < prio[ref.col] {
+				vals[ref.col], prio[ref.col] = e, ref.prio
+			}
+		})
+		if unknown != "" && s.RejectUnknownKeys {
+			{
+				rej.Add(pipeline.Reject{Rule: "unknown_key", Column: unknown, Reason: fmt.Sprintf("key %q is not declared in the input's columns", unknown), Line: n, Row: string(ln)})
+			}
+			continue
+		}
+		if col, err := s.checkRow(vals); err != nil {
+			rej.Add(pipeline.Reject{Rule: "type", Column: s.Columns[col].Name, Reason: fmt.Sprintf("%s: %v", s.Columns[col].Name, err), Line: n, Row: string(ln)})
+			continue
+		}
+		for i, fn := range s.fns {
+			fn.append(rb.Field(i), vals[i])
+		}
+		lineB.Append(n)
+	}
+	return rb.NewRecordBatch(), nil
+}
+
+// checkRow type-checks a row; on failure it returns the column index.
+func (s *JSONLines) checkRow(vals []*fastjson.Value) (int, error) {
+	for i, fn := range s.fns {
+		if err := fn.check(vals[i]); err != nil {
+			return i, err
+		}
+	}
+	return 0, nil
+}

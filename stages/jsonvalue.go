@@ -1,0 +1,300 @@
+package stages
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/valyala/fastjson"
+)
+
+// valueFn appends one JSON value (nil means absent → null) to a builder.
+// check reports whether the value fits the type without appending.
+type valueFn struct {
+	check  func(v *fastjson.Value) error
+	append func(b array.Builder, v *fastjson.Value)
+}
+
+// errType describes a value of the wrong JSON type.
+func errType(want string, v *fastjson.Value) error {
+	got := v.Type().String()
+	s := v.String()
+	if len(s) > 60 {
+		s = s[:60] + "…"
+	}
+	return fmt.Errorf("want %s, got %s %s", want, got, s)
+}
+
+var errInvalidUTF8 = errors.New("invalid UTF-8 in string")
+
+func isNull(v *fastjson.Value) bool { return v == nil || v.Type() == fastjson.TypeNull }
+
+// compileValue builds the check and append functions for an Arrow type.
+func compileValue(dt arrow.DataType) (valueFn, error) {
+	switch t := dt.(type) {
+	case *arrow.StringType:
+		return valueFn{
+			check: func(v *fastjson.Value) error {
+				if isNull(v) {
+					return nil
+				}
+				if v.Type() != fastjson.TypeString {
+					return errType("string", v)
+				}
+				if !utf8.Valid(v.GetStringBytes()) {
+					return errInvalidUTF8
+				}
+				return nil
+			},
+			append: func(b array.Builder, v *fastjson.Value) {
+				if isNull(v) {
+					b.AppendNull()
+					return
+				}
+				b.(*array.StringBuilder).BinaryBuilder.Append(v.GetStringBytes())
+			},
+		}, nil
+	case *arrow.Int64Type, *arrow.Int32Type:
+		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+		if dt.ID() == arrow.INT32 {
+			lo, hi = math.MinInt32, math.MaxInt32
+		}
+		return valueFn{
+			check: func(v *fastjson.Value) error {
+				if isNull(v) {
+					return nil
+				}
+				if v.Type() != fastjson.TypeNumber {
+					return errType("integer", v)
+				}
+				n, err := intOf(v)
+				if err != nil {
+					return err
+				}
+				if n < lo || n > hi {
+					return fmt.Errorf("integer %d out of range for %s", n, dt)
+				}
+				return nil
+			},
+			append: func(b array.Builder, v *fastjson.Value) {
+				if isNull(v) {
+					b.AppendNull()
+					return
+				}
+				n, _ := intOf(v)
+				if ib, ok := b.(*array.Int64Builder); ok {
+					ib.Append(n)
+				} else {
+					b.(*array.Int32Builder).Append(int32(n))
+				}
+			},
+		}, nil
+	case *arrow.Float64Type:
+		return valueFn{
+			check: func(v *fastjson.Value) error {
+				if isNull(v) {
+					return nil
+				}
+				if v.Type() != fastjson.TypeNumber {
+					return errType("number", v)
+				}
+				return nil
+			},
+			append: func(b array.Builder, v *fastjson.Value) {
+				if isNull(v) {
+					b.AppendNull()
+					return
+				}
+				f, _ := v.Float64()
+				b.(*array.Float64Builder).Append(f)
+			},
+		}, nil
+	case *arrow.BooleanType:
+		return valueFn{
+			check: func(v *fastjson.Value) error {
+				if isNull(v) || v.Type() == fastjson.TypeTrue || v.Type() == fastjson.TypeFalse {
+					return nil
+				}
+				return errType("boolean", v)
+			},
+			append: func(b array.Builder, v *fastjson.Value) {
+				if isNull(v) {
+					b.AppendNull()
+					return
+				}
+				b.(*array.BooleanBuilder).Append(v.Type() == fastjson.TypeTrue)
+			},
+		}, nil
+	case *arrow.TimestampType:
+		parse := func(v *fastjson.Value) (int64, error) {
+			switch v.Type() {
+			case fastjson.TypeString:
+				tm, err := time.Parse(time.RFC3339Nano, string(v.GetStringBytes()))
+				if err != nil {
+					return 0, fmt.Errorf("timestamp: %w", err)
+				}
+				return tm.UnixMicro(), nil
+			case fastjson.TypeNumber:
+				// Epoch milliseconds, as pandas writes datetimes by default.
+				n, err := intOf(v)
+				if err != nil {
+					return 0, err
+				}
+				return n * 1000, nil
+			}
+			return 0, errType("timestamp (RFC 3339 string or epoch milliseconds)", v)
+		}
+		return valueFn{
+			check: func(v *fastjson.Value) error {
+				if isNull(v) {
+					return nil
+				}
+				_, err := parse(v)
+				return err
+			},
+			append: func(b array.Builder, v *fastjson.Value) {
+				if isNull(v) {
+					b.AppendNull()
+					return
+				}
+				n, _ := parse(v)
+				b.(*array.TimestampBuilder).Append(arrow.Timestamp(n))
+			},
+		}, nil
+	case *arrow.ListType:
+		elem, err := compileValue(t.Elem())
+		if err != nil {
+			return valueFn{}, err
+		}
+		return valueFn{
+			check: func(v *fastjson.Value) error {
+				if isNull(v) {
+					return nil
+				}
+				if v.Type() != fastjson.TypeArray {
+					return errType("array", v)
+				}
+				for i, e := range v.GetArray() {
+					if err := elem.check(e); err != nil {
+						return fmt.Errorf("[%d]: %w", i, err)
+					}
+				}
+				return nil
+			},
+			append: func(b array.Builder, v *fastjson.Value) {
+				lb := b.(*array.ListBuilder)
+				if isNull(v) {
+					lb.AppendNull()
+					return
+				}
+				lb.Append(true)
+				vb := lb.ValueBuilder()
+				for _, e := range v.GetArray() {
+					elem.append(vb, e)
+				}
+			},
+		}, nil
+	case *arrow.StructType:
+		fields := make([]valueFn, t.NumFields())
+		for i, f := range t.Fields() {
+			fn, err := compileValue(f.Type)
+			if err != nil {
+				return valueFn{}, err
+			}
+			fields[i] = fn
+		}
+		return valueFn{
+			check: func(v *fastjson.Value) error {
+				if isNull(v) {
+					return nil
+				}
+				if v.Type() != fastjson.TypeObject {
+					return errType("object", v)
+				}
+				for i, f := range t.Fields() {
+					if err := fields[i].check(v.Get(f.Name)); err != nil {
+						return fmt.Errorf(".%s: %w", f.Name, err)
+					}
+				}
+				return nil
+			},
+			append: func(b array.Builder, v *fastjson.Value) {
+				sb := b.(*array.StructBuilder)
+				if isNull(v) {
+					sb.AppendNull()
+					return
+				}
+				sb.Append(true)
+				for i, f := range t.Fields() {
+					fields[i].append(sb.FieldBuilder(i), v.Get(f.Name))
+				}
+			},
+		}, nil
+	case *arrow.MapType:
+		if t.KeyType().ID() != arrow.STRING {
+			return valueFn{}, fmt.Errorf("map keys must be strings, got %s", t.KeyType())
+		}
+		item, err := compileValue(t.ItemType())
+		if err != nil {
+			return valueFn{}, err
+		}
+		return valueFn{
+			check: func(v *fastjson.Value) error {
+				if isNull(v) {
+					return nil
+				}
+				o, err := v.Object()
+				if err != nil {
+					return errType("object", v)
+				}
+				var ferr error
+				o.Visit(func(k []byte, e *fastjson.Value) {
+					if ferr == nil {
+						if !utf8.Valid(k) {
+							ferr = errInvalidUTF8
+						} else if err := item.check(e); err != nil {
+							ferr = fmt.Errorf(".%s: %w", k, err)
+						}
+					}
+				})
+				return ferr
+			},
+			append: func(b array.Builder, v *fastjson.Value) {
+				mb := b.(*array.MapBuilder)
+				if isNull(v) {
+					mb.AppendNull()
+					return
+				}
+				mb.Append(true)
+				kb, ib := mb.KeyBuilder().(*array.StringBuilder), mb.ItemBuilder()
+				o, _ := v.Object()
+				o.Visit(func(k []byte, e *fastjson.Value) {
+					kb.BinaryBuilder.Append(k)
+					item.append(ib, e)
+				})
+			},
+		}, nil
+	}
+	return valueFn{}, fmt.Errorf("type %s is not supported by the JSON decoder", dt)
+}
+
+// intOf reads an integer; a float with an integral value (1.0) is accepted
+// because pandas writes nullable integer columns as floats.
+func intOf(v *fastjson.Value) (int64, error) {
+	if n, err := v.Int64(); err == nil {
+		return n, nil
+	}
+	f, err := v.Float64()
+	if err != nil {
+		return 0, err
+	}
+	if f != math.Trunc(f) || math.IsInf(f, 0) || math.Abs(f) > 1<<53 {
+		return 0, fmt.Errorf("want integer, got %s", strconv.FormatFloat(f, 'g', -1, 64))
+	}
+	return int64(f), nil
+}

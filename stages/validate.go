@@ -1,0 +1,352 @@
+package stages
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/agora-etl/agora/pipeline"
+	"github.com/agora-etl/agora/config"
+)
+
+// rowCheck returns "" when row i passes, or the reason it fails, and the
+// column concerned.
+type rowCheck func(b arrow.RecordBatch, i int) (column, reason string)
+
+type rule struct {
+	name  string
+	check rowCheck
+}
+
+// Validate applies declarative rules to each row. A row that breaks a
+// rule is rejected with the rule, the reason and its source line, and the
+// rest of the batch goes on. A Validate with a unique rule is Ordered:
+// the first occurrence of a key passes and later ones are rejected, the
+// same way whatever the worker count.
+type Validate struct {
+	mem    memory.Allocator
+	rules  []rule
+	unique [][]int
+	seen   []map[string]int64
+	names  [][]string
+}
+
+// Name returns the step kind.
+func (v *Validate) Name() string { return "validate" }
+
+// Ordered reports whether the step keeps state across batches.
+func (v *Validate) Ordered() bool { return len(v.unique) > 0 }
+
+// NewValidate compiles rules against the input schema. Errors name the
+// rule by its index.
+func NewValidate(mem memory.Allocator, in *arrow.Schema, rules []config.Rule) (*Validate, error) {
+	v := &Validate{mem: mem}
+	for i, r := range rules {
+		if err := v.add(in, r); err != nil {
+			return nil, fmt.Errorf("validate[%d]: %w", i, err)
+		}
+	}
+	return v, nil
+}
+
+func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
+	switch {
+	case r.Required != nil:
+		idx, err := needColumns(in, r.Required...)
+		if err != nil {
+			return err
+		}
+		v.rules = append(v.rules, rule{"required", func(b arrow.RecordBatch, i int) (string, string) {
+			for k, c := range idx {
+				if b.Column(c).IsNull(i) {
+					return r.Required[k], "is null"
+				}
+			}
+			return "", ""
+		}})
+	case r.Enum != nil:
+		idx, err := needColumns(in, r.Enum.Column)
+		if err != nil {
+			return err
+		}
+		if !isStringish(in.Field(idx[0]).Type) {
+			return fmt.Errorf("enum: column %s is %s, want string or list<string>", r.Enum.Column, in.Field(idx[0]).Type)
+		}
+		allowed := map[string]bool{}
+		for _, val := range r.Enum.Values {
+			if r.Enum.IgnoreCase {
+				val = strings.ToLower(val)
+			}
+			allowed[val] = true
+		}
+		c, col := idx[0], r.Enum.Column
+		v.rules = append(v.rules, rule{"enum", func(b arrow.RecordBatch, i int) (string, string) {
+			bad, found := "", false
+			eachString(b.Column(c), i, func(s string) bool {
+				k := s
+				if r.Enum.IgnoreCase {
+					k = strings.ToLower(s)
+				}
+				if !allowed[k] {
+					bad, found = s, true
+					return false
+				}
+				return true
+			})
+			if found {
+				return col, fmt.Sprintf("value %q is not one of %s", bad, strings.Join(r.Enum.Values, ", "))
+			}
+			return "", ""
+		}})
+	case r.Range != nil:
+		idx, err := needColumns(in, r.Range.Column)
+		if err != nil {
+			return err
+		}
+		if !isNumeric(in.Field(idx[0]).Type) {
+			return fmt.Errorf("range: column %s is %s, want a number or a list of numbers", r.Range.Column, in.Field(idx[0]).Type)
+		}
+		lo, hi := math.Inf(-1), math.Inf(1)
+		if r.Range.Min != nil {
+			lo = *r.Range.Min
+		}
+		if r.Range.Max != nil {
+			hi = *r.Range.Max
+		}
+		c, col := idx[0], r.Range.Column
+		v.rules = append(v.rules, rule{"range", func(b arrow.RecordBatch, i int) (string, string) {
+			var bad float64
+			found := false
+			eachNumber(b.Column(c), i, func(f float64) bool {
+				if !(f >= lo && f <= hi) {
+					bad, found = f, true
+					return false
+				}
+				return true
+			})
+			if found {
+				return col, fmt.Sprintf("value %s is outside [%s, %s]", fmtNum(bad), fmtNum(lo), fmtNum(hi))
+			}
+			return "", ""
+		}})
+	case r.EqualLengths != nil:
+		idx, err := needColumns(in, r.EqualLengths...)
+		if err != nil {
+			return err
+		}
+		for k, c := range idx {
+			if _, ok := in.Field(c).Type.(*arrow.ListType); !ok {
+				return fmt.Errorf("equal_lengths: column %s is %s, not a list", r.EqualLengths[k], in.Field(c).Type)
+			}
+		}
+		v.rules = append(v.rules, rule{"equal_lengths", func(b arrow.RecordBatch, i int) (string, string) {
+			lens := make([]string, len(idx))
+			first, same := -1, true
+			for k, c := range idx {
+				l := listLen(b.Column(c), i)
+				lens[k] = fmt.Sprintf("%s=%d", r.EqualLengths[k], l)
+				if l < 0 {
+					lens[k] = r.EqualLengths[k] + "=null"
+				}
+				if first == -1 {
+					first = l
+				} else if l != first {
+					same = false
+				}
+			}
+			if !same {
+				return r.EqualLengths[0], "aligned lists differ in length: " + strings.Join(lens, ", ")
+			}
+			return "", ""
+		}})
+	case r.ListLength != nil:
+		idx, err := needColumns(in, r.ListLength.Column)
+		if err != nil {
+			return err
+		}
+		if _, ok := in.Field(idx[0]).Type.(*arrow.ListType); !ok {
+			return fmt.Errorf("list_length: column %s is not a list", r.ListLength.Column)
+		}
+		c, want := idx[0], r.ListLength.Length
+		v.rules = append(v.rules, rule{"list_length", func(b arrow.RecordBatch, i int) (string, string) {
+			if l := listLen(b.Column(c), i); l >= 0 && l != want {
+				return r.ListLength.Column, fmt.Sprintf("has %d elements, want %d", l, want)
+			}
+			return "", ""
+		}})
+	case r.SumsTo != nil:
+		idx, err := needColumns(in, r.SumsTo.Columns...)
+		if err != nil {
+			return err
+		}
+		for k, c := range idx {
+			if !isNumeric(in.Field(c).Type) || isList(in.Field(c).Type) {
+				return fmt.Errorf("sums_to: column %s is %s, want a number", r.SumsTo.Columns[k], in.Field(c).Type)
+			}
+		}
+		want, tol := r.SumsTo.Value, r.SumsTo.Tolerance
+		v.rules = append(v.rules, rule{"sums_to", func(b arrow.RecordBatch, i int) (string, string) {
+			sum := 0.0
+			for _, c := range idx {
+				eachNumber(b.Column(c), i, func(f float64) bool { sum += f; return true })
+			}
+			if !(math.Abs(sum-want) <= tol) {
+				return strings.Join(r.SumsTo.Columns, "+"), fmt.Sprintf("sum is %s, want %s ± %s", fmtNum(sum), fmtNum(want), fmtNum(tol))
+			}
+			return "", ""
+		}})
+	case r.Unique != nil:
+		idx, err := needColumns(in, r.Unique...)
+		if err != nil {
+			return err
+		}
+		v.unique = append(v.unique, idx)
+		v.seen = append(v.seen, map[string]int64{})
+		v.names = append(v.names, r.Unique)
+	default:
+		return fmt.Errorf("empty rule")
+	}
+	return nil
+}
+
+// Process rejects the rows that break a rule and returns the others.
+func (v *Validate) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
+	n := int(in.NumRows())
+	keep := make([]int64, 0, n)
+	var key strings.Builder
+rows:
+	for i := 0; i < n; i++ {
+		for _, r := range v.rules {
+			if col, reason := r.check(in, i); reason != "" {
+				rej.AddRow(in, i, r.name, col, reason)
+				continue rows
+			}
+		}
+		for u, idx := range v.unique {
+			key.Reset()
+			for _, c := range idx {
+				key.WriteString(valueString(in.Column(c), i))
+				key.WriteByte(0)
+			}
+			k := key.String()
+			if first, dup := v.seen[u][k]; dup {
+				rej.AddRow(in, i, "unique", strings.Join(v.names[u], ","), fmt.Sprintf("duplicate key (%s); first seen at line %d", strings.Join(v.names[u], ", "), first))
+				continue rows
+			}
+			v.seen[u][k] = pipeline.LineOf(in, i)
+		}
+		keep = append(keep, int64(i))
+	}
+	if len(keep) == n {
+		in.Retain()
+		return in, nil
+	}
+	return takeRows(ctx, v.mem, in, keep)
+}
+
+func isList(t arrow.DataType) bool { _, ok := t.(*arrow.ListType); return ok }
+
+func isStringish(t arrow.DataType) bool {
+	if lt, ok := t.(*arrow.ListType); ok {
+		t = lt.Elem()
+	}
+	return t.ID() == arrow.STRING
+}
+
+func isNumeric(t arrow.DataType) bool {
+	if lt, ok := t.(*arrow.ListType); ok {
+		t = lt.Elem()
+	}
+	switch t.ID() {
+	case arrow.INT64, arrow.INT32, arrow.FLOAT64:
+		return true
+	}
+	return false
+}
+
+// eachString calls f on the string at row i, or on each element when the
+// column is a list; nulls are skipped. f returns false to stop.
+func eachString(a arrow.Array, i int, f func(string) bool) {
+	if a.IsNull(i) {
+		return
+	}
+	switch c := a.(type) {
+	case *array.String:
+		f(c.Value(i))
+	case *array.List:
+		s, e := c.ValueOffsets(i)
+		vals := c.ListValues().(*array.String)
+		for j := s; j < e; j++ {
+			if vals.IsValid(int(j)) && !f(vals.Value(int(j))) {
+				return
+			}
+		}
+	}
+}
+
+// eachNumber is eachString for numbers.
+func eachNumber(a arrow.Array, i int, f func(float64) bool) {
+	if a.IsNull(i) {
+		return
+	}
+	num := func(a arrow.Array, j int) float64 {
+		switch c := a.(type) {
+		case *array.Int64:
+			return float64(c.Value(j))
+		case *array.Int32:
+			return float64(c.Value(j))
+		case *array.Float64:
+			return c.Value(j)
+		}
+		return math.NaN()
+	}
+	if l, ok := a.(*array.List); ok {
+		s, e := l.ValueOffsets(i)
+		vals := l.ListValues()
+		for j := s; j < e; j++ {
+			if vals.IsValid(int(j)) && !f(num(vals, int(j))) {
+				return
+			}
+		}
+		return
+	}
+	f(num(a, i))
+}
+
+// listLen returns the length of the list at row i, or -1 for null.
+func listLen(a arrow.Array, i int) int {
+	l := a.(*array.List)
+	if l.IsNull(i) {
+		return -1
+	}
+	s, e := l.ValueOffsets(i)
+	return int(e - s)
+}
+
+// valueString renders a scalar for keys and partition values.
+func valueString(a arrow.Array, i int) string {
+	if a.IsNull(i) {
+		return "\x01null"
+	}
+	switch c := a.(type) {
+	case *array.String:
+		return c.Value(i)
+	case *array.Int64:
+		return strconv.FormatInt(c.Value(i), 10)
+	case *array.Int32:
+		return strconv.FormatInt(int64(c.Value(i)), 10)
+	case *array.Float64:
+		return strconv.FormatFloat(c.Value(i), 'g', -1, 64)
+	case *array.Boolean:
+		return strconv.FormatBool(c.Value(i))
+	}
+	return a.ValueStr(i)
+}
+
+func fmtNum(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
