@@ -1,0 +1,169 @@
+// Command agora converts public deliberation and evaluation research
+// datasets into flattened, validated, Hive-partitioned Parquet.
+//
+// Exit codes: 0 success; 1 the run failed (bad input, I/O error); 2 the
+// command line or pipeline.yaml is wrong; 130 interrupted (SIGINT or
+// SIGTERM), with the previous release left in place.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agora-etl/agora/config"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// usageError marks errors that are the user's command line or config.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+// execute runs the command line and returns the exit code.
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "agora:", err)
+	var fe *config.FieldError
+	var ue usageError
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "agora: interrupted; the previous release is unchanged")
+		return exitInterrupted
+	case errors.As(err, &ue), errors.As(err, &fe):
+		return exitUsage
+	}
+	return exitFailed
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "agora",
+		Short: "Convert deliberation and evaluation research datasets to validated, Hive-partitioned Parquet",
+		Long: `agora converts public research datasets (CrowdRAG-25, DeliData, Habermas Machine
+comparisons) into flattened, validated, Hive-partitioned Parquet for DuckDB,
+Spark, pandas and polars. Datasets are declared in pipeline.yaml.
+
+Exit codes: 0 success, 1 run failed, 2 bad command line or pipeline.yaml,
+130 interrupted (the previous release is left in place).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w\nsee '%s --help'", err, c.CommandPath())}
+	})
+	root.AddCommand(newRunCmd(stdout, stderr, false), newRunCmd(stdout, stderr, true), newVersionCmd(stdout))
+	return root
+}
+
+func newRunCmd(stdout, stderr io.Writer, check bool) *cobra.Command {
+	opts := runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the pipeline and publish the datasets' releases",
+		Example: `  agora run                                  # shipped samples in testdata/ → out/
+  agora run --data ~/datasets --only crowdrag25
+  agora run --workers 1                      # serial, same output bytes`,
+		Args: cobra.NoArgs,
+	}
+	if check {
+		cmd.Use = "check"
+		cmd.Short = "Validate pipeline.yaml and decode every input, writing nothing"
+		cmd.Example = `  agora check
+  agora check --data ~/datasets --only crowdrag25`
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.ConfigPath, "config", "c", "pipeline.yaml", "pipeline file")
+	f.StringVar(&opts.Data, "data", "", "data root holding the input files (default: pipeline.yaml's data, testdata/)")
+	if !check {
+		f.StringVar(&opts.Out, "out", "", "output root (default: pipeline.yaml's out, out/)")
+	}
+	f.StringSliceVar(&opts.Only, "only", nil, "run only these datasets (comma-separated)")
+	f.IntVar(&opts.Workers, "workers", 0, "goroutines per stage (default: pipeline.yaml's workers, else one per CPU)")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		log := slog.New(slog.NewTextHandler(stderr, nil))
+		cfg, err := loadConfig(opts.ConfigPath)
+		if err != nil {
+			return err
+		}
+		if opts.Data == "" {
+			opts.Data = cfg.Data
+		}
+		if opts.Out == "" {
+			opts.Out = cfg.Out
+		}
+		if opts.Workers < 0 {
+			return usageError{fmt.Errorf("--workers must be ≥ 0, got %d", opts.Workers)}
+		}
+		opts.DryRun = check
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "dataset\ttable\trows in\twritten\trejected\tfiles\tseconds\t")
+		err = runAll(cmd.Context(), cfg, opts, func(r *DatasetResult) {
+			for _, t := range r.Tables {
+				files := 0
+				for _, f := range t.Files {
+					if len(f.Path) < 9 || f.Path[:9] != "_rejects/" {
+						files++
+					}
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.2f\t\n", r.ID, t.Name, t.RowsIn, t.Written, t.Rejected, files, t.Seconds)
+				log.Info("table done", "dataset", r.ID, "table", t.Name, "rows_in", t.RowsIn, "written", t.Written, "rejected", t.Rejected, "files", files)
+			}
+			if r.Target != "" {
+				log.Info("published", "dataset", r.ID, "path", r.Target, "seconds", r.Duration.Seconds())
+			}
+		})
+		tw.Flush()
+		return err
+	}
+	return cmd
+}
+
+func newVersionCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print agora's version and the versions of the libraries that shape its output",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			fmt.Fprintf(stdout, "agora %s\n", Version)
+			libs := libraryVersions()
+			for _, k := range slices.Sorted(maps.Keys(libs)) {
+				fmt.Fprintf(stdout, "  %s %s\n", k, libs[k])
+			}
+			return nil
+		},
+	}
+}

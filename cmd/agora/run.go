@@ -1,0 +1,387 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/pipeline"
+	"github.com/agora-etl/agora/sinks"
+	"github.com/agora-etl/agora/stages"
+)
+
+// Version is agora's version, set at build time with -ldflags.
+var Version = "0.1.0"
+
+// runOptions are the command-line settings of run and check.
+type runOptions struct {
+	ConfigPath string
+	Data       string
+	Out        string
+	Only       []string
+	Workers    int
+	DryRun     bool // check: decode and validate everything, write nothing
+	Mem        memory.Allocator
+}
+
+// TableResult is one table's accounting, as printed and as stored in the
+// manifest.
+type TableResult struct {
+	Name        string            `json:"name"`
+	Description string            `json:"description,omitempty"`
+	Input       string            `json:"input"`
+	PartitionBy []string          `json:"partition_by,omitempty"`
+	InputRows   int64             `json:"input_rows"`
+	RowsIn      int64             `json:"rows_in"`
+	Written     int64             `json:"rows_written"`
+	Rejected    int64             `json:"rows_rejected"`
+	Schema      []ColumnInfo      `json:"schema"`
+	SchemaHash  string            `json:"schema_sha256"`
+	Files       []sinks.FileInfo  `json:"files"`
+	Columns     map[string]string `json:"-"`
+	Seconds     float64           `json:"-"`
+}
+
+// ColumnInfo is one output column in the manifest.
+type ColumnInfo struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// Partition marks a column that is a directory level, not in the files.
+	Partition bool `json:"partition,omitempty"`
+}
+
+// InputInfo fingerprints one input file.
+type InputInfo struct {
+	ID     string `json:"id"`
+	Path   string `json:"path"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// Manifest is manifest.json: everything needed to tell whether two
+// releases are the same, and nothing that changes from run to run (no
+// timestamps, no host names).
+type Manifest struct {
+	Dataset      string            `json:"dataset"`
+	Agora        string            `json:"agora_version"`
+	Libraries    map[string]string `json:"libraries"`
+	ConfigSHA256 string            `json:"config_sha256"`
+	Inputs       []InputInfo       `json:"inputs"`
+	Tables       []*TableResult    `json:"tables"`
+}
+
+// DatasetResult is the outcome of one dataset.
+type DatasetResult struct {
+	ID       string
+	Target   string
+	Tables   []*TableResult
+	Duration time.Duration
+}
+
+func loadConfig(path string) (*config.Config, error) {
+	return config.LoadFile(path)
+}
+
+// selectDatasets returns the dataset ids to run, checking --only.
+func selectDatasets(cfg *config.Config, only []string) ([]string, error) {
+	if len(only) == 0 {
+		return cfg.DatasetIDs(), nil
+	}
+	var out []string
+	for _, id := range only {
+		if _, ok := cfg.Datasets[id]; !ok {
+			return nil, fmt.Errorf("--only %s: no such dataset in %s (have %s)", id, cfg.File(), strings.Join(cfg.DatasetIDs(), ", "))
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}
+
+// runAll runs (or checks) the selected datasets one after the other.
+func runAll(ctx context.Context, cfg *config.Config, opts runOptions, report func(*DatasetResult)) error {
+	ids, err := selectDatasets(cfg, opts.Only)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		res, err := runDataset(ctx, cfg, id, opts)
+		if err != nil {
+			return fmt.Errorf("%s: %w", id, err)
+		}
+		report(res)
+	}
+	return nil
+}
+
+// runDataset runs every table of one dataset into a staging folder, then
+// writes the manifest and publishes.
+func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOptions) (*DatasetResult, error) {
+	start := time.Now()
+	d := cfg.Datasets[id]
+	mem := opts.Mem
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	workers := cfg.Workers
+	if opts.Workers > 0 {
+		workers = opts.Workers
+	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+
+	// Build every table first, so a config problem stops the run before
+	// anything is read or written.
+	built := map[string]*stages.Built{}
+	var errs []error
+	for _, name := range d.TableNames() {
+		b, err := stages.BuildTable(cfg, id, name, opts.Data, mem)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		built[name] = b
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	inputs, err := fingerprintInputs(d, opts.Data)
+	if err != nil {
+		return nil, err
+	}
+
+	var rel *sinks.Release
+	root := ""
+	if !opts.DryRun {
+		rel, err = sinks.NewRelease(opts.Out, id)
+		if err != nil {
+			return nil, err
+		}
+		root = rel.Dir()
+	}
+	published := false
+	defer func() {
+		if rel != nil && !published {
+			rel.Abort()
+		}
+	}()
+
+	results := make([]*TableResult, len(d.TableNames()))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	for i, name := range d.TableNames() {
+		t := d.Tables[name]
+		b := built[name]
+		g.Go(func() error {
+			res, err := runTable(gctx, cfg, id, name, t, b, root, workers, mem)
+			if err != nil {
+				return err
+			}
+			results[i] = res
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	res := &DatasetResult{ID: id, Tables: results}
+	if opts.DryRun {
+		res.Duration = time.Since(start)
+		return res, nil
+	}
+	cfgSum, err := fileSHA256(opts.ConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	man := Manifest{
+		Dataset:      id,
+		Agora:        Version,
+		Libraries:    libraryVersions(),
+		ConfigSHA256: cfgSum,
+		Inputs:       inputs,
+		Tables:       results,
+	}
+	if err := rel.WriteJSON("manifest.json", man); err != nil {
+		return nil, err
+	}
+	if err := rel.Publish(); err != nil {
+		return nil, err
+	}
+	published = true
+	res.Target = rel.Target()
+	res.Duration = time.Since(start)
+	return res, nil
+}
+
+func runTable(ctx context.Context, cfg *config.Config, id, name string, t *config.Table, b *stages.Built, root string, workers int, mem memory.Allocator) (*TableResult, error) {
+	var sink interface {
+		pipeline.Sink
+	}
+	var tsink *sinks.Table
+	if root != "" {
+		s, err := sinks.NewTable(root, name, b.Schema, t.PartitionBy, cfg.WriterFor(t), mem)
+		if err != nil {
+			return nil, cfg.At(fmt.Sprintf("datasets.%s.tables.%s", id, name), err)
+		}
+		tsink, sink = s, s
+	} else {
+		sink = discard{}
+	}
+	st, err := pipeline.Run(ctx, pipeline.Table{
+		Name:         id + "/" + name,
+		Source:       b.Source,
+		Stages:       b.Stages,
+		Sink:         sink,
+		Workers:      workers,
+		ChannelDepth: cfg.ChannelDepth,
+		CountAfter:   b.CountAfter,
+	})
+	res := &TableResult{
+		Name:        name,
+		Description: t.Description,
+		Input:       t.Input,
+		PartitionBy: t.PartitionBy,
+		InputRows:   st.InputRows,
+		RowsIn:      st.RowsIn,
+		Written:     st.Written,
+		Rejected:    st.Rejected,
+		Columns:     t.Columns,
+		Seconds:     st.Duration.Seconds(),
+	}
+	res.Schema, res.SchemaHash = describeSchema(b.Schema, t.PartitionBy)
+	if err != nil {
+		if tsink != nil {
+			tsink.Abort()
+		}
+		return nil, err
+	}
+	if tsink != nil {
+		files, err := tsink.Close()
+		if err != nil {
+			return nil, fmt.Errorf("table %s/%s: %w", id, name, err)
+		}
+		res.Files = files
+	}
+	return res, nil
+}
+
+// discard is the sink of a dry run.
+type discard struct{}
+
+func (discard) Write(context.Context, arrow.RecordBatch) error  { return nil }
+func (discard) Reject(context.Context, []pipeline.Reject) error { return nil }
+
+// describeSchema lists the output columns (file columns, then partition
+// columns) and hashes that list.
+func describeSchema(s *arrow.Schema, partitionBy []string) ([]ColumnInfo, string) {
+	isPart := map[string]bool{}
+	for _, p := range partitionBy {
+		isPart[p] = true
+	}
+	var cols, parts []ColumnInfo
+	for _, f := range s.Fields() {
+		if strings.HasPrefix(f.Name, "_") {
+			continue
+		}
+		ci := ColumnInfo{Name: f.Name, Type: f.Type.String()}
+		if isPart[f.Name] {
+			ci.Partition = true
+			parts = append(parts, ci)
+			continue
+		}
+		cols = append(cols, ci)
+	}
+	cols = append(cols, parts...)
+	h := sha256.New()
+	for _, c := range cols {
+		fmt.Fprintf(h, "%s\t%s\t%v\n", c.Name, c.Type, c.Partition)
+	}
+	return cols, hex.EncodeToString(h.Sum(nil))
+}
+
+// fingerprintInputs checks every input exists and hashes it.
+func fingerprintInputs(d *config.Dataset, dataRoot string) ([]InputInfo, error) {
+	var out []InputInfo
+	var errs []error
+	var mu sync.Mutex
+	var g errgroup.Group
+	for _, id := range d.InputIDs() {
+		in := d.Inputs[id]
+		p := filepath.Join(dataRoot, filepath.FromSlash(in.Path))
+		g.Go(func() error {
+			fi, err := os.Stat(p)
+			if err != nil {
+				mu.Lock()
+				if errors.Is(err, fs.ErrNotExist) {
+					errs = append(errs, fmt.Errorf("input %s: %s does not exist (data root %q; set --data to the folder holding %s)", id, p, dataRoot, in.Path))
+				} else {
+					errs = append(errs, fmt.Errorf("input %s: %w", id, err))
+				}
+				mu.Unlock()
+				return nil
+			}
+			sum, err := fileSHA256(p)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("input %s: %w", id, err))
+				return nil
+			}
+			out = append(out, InputInfo{ID: id, Path: in.Path, Bytes: fi.Size(), SHA256: sum})
+			return nil
+		})
+	}
+	g.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+func fileSHA256(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// libraryVersions reports the versions of the libraries that shape the
+// output bytes.
+func libraryVersions() map[string]string {
+	out := map[string]string{"go": runtime.Version()}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return out
+	}
+	for _, dep := range bi.Deps {
+		switch dep.Path {
+		case "github.com/apache/arrow-go/v18", "github.com/klauspost/compress", "github.com/valyala/fastjson":
+			out[dep.Path] = dep.Version
+		}
+	}
+	return out
+}

@@ -1,0 +1,138 @@
+package stages
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/pipeline"
+)
+
+// Built is a table's source and stages, ready for pipeline.Run.
+type Built struct {
+	// Source decodes the table's input.
+	Source pipeline.Source
+	// InputPath is the input file on disk.
+	InputPath string
+	// Stages are the table's steps in order.
+	Stages []pipeline.Stage
+	// CountAfter is where rows reach the table's grain (after the last
+	// unpivot or explode).
+	CountAfter int
+	// Schema is the schema of the batches reaching the sink.
+	Schema *arrow.Schema
+}
+
+// schemaStage is a stage that knows its output schema.
+type schemaStage interface {
+	pipeline.Stage
+	Schema() *arrow.Schema
+}
+
+// BuildTable turns a table's declaration into a source and stages,
+// checking every column reference against the schema flowing through the
+// steps. Errors are *config.FieldError pointing at the line in
+// pipeline.yaml.
+func BuildTable(cfg *config.Config, dataset, table, dataRoot string, mem memory.Allocator) (*Built, error) {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	d := cfg.Datasets[dataset]
+	t := d.Tables[table]
+	tp := fmt.Sprintf("datasets.%s.tables.%s", dataset, table)
+	in := d.Inputs[t.Input]
+	src, path, err := NewSource(cfg, in, dataRoot, mem)
+	if err != nil {
+		return nil, cfg.At(fmt.Sprintf("datasets.%s.inputs.%s", dataset, t.Input), err)
+	}
+	schema, err := src.Schema()
+	if err != nil {
+		return nil, cfg.At(fmt.Sprintf("datasets.%s.inputs.%s", dataset, t.Input), err)
+	}
+	b := &Built{Source: src, InputPath: path}
+	for i, s := range t.Steps {
+		sp := fmt.Sprintf("%s.steps[%d]", tp, i)
+		st, out, grain, err := buildStep(mem, d, schema, s)
+		if err != nil {
+			return nil, cfg.At(sp, err)
+		}
+		b.Stages = append(b.Stages, st)
+		schema = out
+		if grain {
+			b.CountAfter = i + 1
+		}
+	}
+	for i, p := range t.PartitionBy {
+		if colIndex(schema, p) < 0 {
+			return nil, cfg.At(fmt.Sprintf("%s.partition_by[%d]", tp, i), fmt.Errorf("%w %q (have %s)", ErrNoColumn, p, columnList(schema)))
+		}
+	}
+	b.Schema = schema
+	return b, nil
+}
+
+// NewSource builds the decoder for an input; the path is resolved against
+// the data root.
+func NewSource(cfg *config.Config, in *config.Input, dataRoot string, mem memory.Allocator) (*JSONLines, string, error) {
+	path := filepath.Join(dataRoot, filepath.FromSlash(in.Path))
+	cols := make([]JSONColumn, len(in.Columns))
+	for i, c := range in.Columns {
+		t, err := config.ParseType(c.Type)
+		if err != nil {
+			return nil, "", err
+		}
+		cols[i] = JSONColumn{Name: c.Name, Keys: append([]string{c.Name}, c.Aliases...), Type: t}
+	}
+	return &JSONLines{
+		Path:              path,
+		Name:              in.Path,
+		Gzip:              in.Compression == "gzip",
+		Columns:           cols,
+		BatchRows:         cfg.BatchRows,
+		MaxLineBytes:      in.MaxLineBytes,
+		MaxBytes:          in.MaxBytes,
+		RejectBadLines:    in.OnBadLine == "reject",
+		RejectUnknownKeys: in.UnknownKeys == "reject",
+		Mem:               mem,
+	}, path, nil
+}
+
+func buildStep(mem memory.Allocator, d *config.Dataset, in *arrow.Schema, s config.Step) (pipeline.Stage, *arrow.Schema, bool, error) {
+	var st schemaStage
+	var err error
+	grain := false
+	switch {
+	case s.Rename != nil:
+		st, err = NewRename(in, s.Rename)
+	case s.SnakeCase != nil:
+		st, err = NewSnakeCase(in)
+	case s.Drop != nil:
+		st, err = NewDrop(in, s.Drop)
+	case s.Unpivot != nil:
+		u := s.Unpivot
+		st, err = NewUnpivot(mem, in, u.Var, u.Pattern, d.Vars[u.Var], u.Fields, u.Into, u.Keep)
+		grain = true
+	case s.Explode != nil:
+		e := s.Explode
+		st, err = NewExplode(mem, in, e.Columns, e.As, e.Index, e.Keep, e.Prefix)
+		grain = true
+	case s.Validate != nil:
+		v, verr := NewValidate(mem, in, s.Validate)
+		if verr != nil {
+			return nil, nil, false, verr
+		}
+		return v, in, false, nil
+	case s.Derive != nil:
+		st, err = NewDerive(mem, in, s.Derive)
+	default:
+		return nil, nil, false, errors.New("empty step")
+	}
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return st, st.Schema(), grain, nil
+}
