@@ -49,10 +49,7 @@ func Load(name string, data []byte) (*Config, error) {
 	}
 	cfg.recordOrder()
 	cfg.applyDefaults()
-	if err := cfg.expand(); err != nil {
-		return nil, err
-	}
-	if err := cfg.Validate(); err != nil {
+	if err := errors.Join(cfg.expand(), cfg.Validate()); err != nil {
 		return nil, err
 	}
 	return cfg, nil
@@ -80,11 +77,11 @@ func (c *Config) typeErrors(te *yaml.TypeError) error {
 			line, _ := strconv.Atoi(m[1])
 			key := m[2]
 			path := c.pathOfKey(line, key)
-			msg := fmt.Sprintf("unknown key %q", key)
+			hint := ""
 			if s := nearest(key, keysOf(m[3])); s != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", s)
+				hint = fmt.Sprintf(" (did you mean %q?)", s)
 			}
-			errs = append(errs, &FieldError{File: c.file, Line: line, Path: path, Err: fmt.Errorf("%w: %s", ErrUnknownKey, msg)})
+			errs = append(errs, &FieldError{File: c.file, Line: line, Path: path, Err: fmt.Errorf("%w %q%s", ErrUnknownKey, key, hint)})
 			continue
 		}
 		if m := lineRE.FindStringSubmatch(e); m != nil {

@@ -200,19 +200,34 @@ func (t *Table) writePart(key string, vals []*string, b arrow.RecordBatch) error
 		t.open[key] = pw
 		t.order = append(t.order, key)
 	}
-	if pw.fw == nil {
-		dir := filepath.Join(t.root, t.name, filepath.FromSlash(key))
-		fw, err := newFileWriter(dir, fmt.Sprintf("part-%05d.parquet", pw.seq), t.schema, t.w, t.mem)
+	// Split the batch so that no file holds more than FileRows rows.
+	for off := int64(0); off < b.NumRows(); {
+		if pw.fw == nil {
+			dir := filepath.Join(t.root, t.name, filepath.FromSlash(key))
+			fw, err := newFileWriter(dir, fmt.Sprintf("part-%05d.parquet", pw.seq), t.schema, t.w, t.mem)
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+			pw.fw = fw
+		}
+		n := min(b.NumRows()-off, t.w.FileRows-pw.fw.rows)
+		part := b
+		if off != 0 || n != b.NumRows() {
+			part = b.NewSlice(off, off+n)
+		}
+		err := pw.fw.write(part)
+		if part != b {
+			part.Release()
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", t.name, err)
 		}
-		pw.fw = fw
-	}
-	if err := pw.fw.write(b); err != nil {
-		return fmt.Errorf("%s: %w", t.name, err)
-	}
-	if pw.fw.rows >= t.w.FileRows || pw.fw.size() >= t.w.FileBytes {
-		return t.finish(pw)
+		off += n
+		if pw.fw.rows >= t.w.FileRows || pw.fw.size() >= t.w.FileBytes {
+			if err := t.finish(pw); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -1,0 +1,63 @@
+# agora — see README.md. `make run` and `make test` set up everything they need.
+GO      ?= go
+BIN     := bin/agora
+NPM_DIR := e2e/js
+FUZZTIME ?= 30s
+
+.PHONY: all build run check test unit e2e npm vet fmt fmt-check samples fuzz bench clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/agora
+
+## run: the whole pipeline on the shipped samples in testdata/, writing ./out
+run: build
+	./$(BIN) run --config pipeline.yaml --out out
+
+## check: validate pipeline.yaml and decode every input, writing nothing
+check: build
+	./$(BIN) check --config pipeline.yaml
+
+## test: vet, formatting, unit tests with -race, then the end-to-end readers (DuckDB, hyparquet)
+test: vet fmt-check unit e2e
+
+vet:
+	$(GO) vet ./...
+	cd e2e && $(GO) vet ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+npm: $(NPM_DIR)/node_modules/.package-lock.json
+
+$(NPM_DIR)/node_modules/.package-lock.json: $(NPM_DIR)/package-lock.json $(NPM_DIR)/package.json
+	npm ci --prefix $(NPM_DIR) --no-audit --no-fund
+
+e2e: npm
+	cd e2e && $(GO) test -count=1 ./...
+
+## samples: regenerate the shipped sample inputs (byte-identical to the committed ones)
+samples:
+	$(GO) run ./cmd/agora-gen crowdrag25 --out testdata/crowdrag25 --topics 6 --rated-topics 4
+
+## fuzz: run every fuzz target for FUZZTIME each
+fuzz:
+	@for pkg in ./stages ./sinks ./config; do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$t"; $(GO) test -run=NONE -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+## bench: Go benchmarks of the stages and the writer
+bench:
+	$(GO) test -run=NONE -bench=. -benchmem ./stages ./sinks
+
+clean:
+	rm -rf bin out

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"go.uber.org/goleak"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func agora(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := execute(t.Context(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// treeDigest maps every file under dir to its contents.
+func treeDigest(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !info.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			b, _ := os.ReadFile(p)
+			out[filepath.ToSlash(rel)] = string(b)
+		}
+		return nil
+	})
+	return out
+}
+
+func TestRunSamplesGolden(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := agora(t, "run", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"crowdrag25", "ratings", "588", "votes", "2940"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "crowdrag25", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Library versions depend on the build; everything else is fixed.
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "libraries")
+	got, _ := json.MarshalIndent(m, "", "  ")
+	golden := filepath.Join("testdata", "crowdrag25.manifest.golden.json")
+	if *update {
+		os.WriteFile(golden, append(got, '\n'), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got)+"\n" != string(want) {
+		t.Errorf("manifest differs from %s (run go test ./cmd/agora -update if the change is intended)", golden)
+	}
+	if _, err := os.Stat(filepath.Join(out, "crowdrag25", "_SUCCESS")); err != nil {
+		t.Error("no _SUCCESS marker")
+	}
+	entries, _ := os.ReadDir(out)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("staging left behind: %s", e.Name())
+		}
+	}
+}
+
+func TestOutputIndependentOfWorkers(t *testing.T) {
+	var trees []map[string]string
+	for _, w := range []string{"1", "4"} {
+		out := t.TempDir()
+		if code, so, se := agora(t, "run", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--out", out, "--workers", w); code != 0 {
+			t.Fatalf("workers %s: exit %d\n%s%s", w, code, so, se)
+		}
+		trees = append(trees, treeDigest(t, out))
+	}
+	if len(trees[0]) == 0 || len(trees[0]) != len(trees[1]) {
+		t.Fatalf("%d vs %d files", len(trees[0]), len(trees[1]))
+	}
+	for p, b := range trees[0] {
+		if trees[1][p] != b {
+			t.Errorf("%s differs between --workers 1 and 4", p)
+		}
+	}
+}
+
+func TestRerunReplacesRelease(t *testing.T) {
+	out := t.TempDir()
+	for i := 0; i < 2; i++ {
+		if code, so, se := agora(t, "run", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--out", out); code != 0 {
+			t.Fatalf("run %d: exit %d\n%s%s", i, code, so, se)
+		}
+	}
+	entries, _ := os.ReadDir(out)
+	if len(entries) != 1 || entries[0].Name() != "crowdrag25" {
+		t.Fatalf("out holds %v", entries)
+	}
+}
+
+func TestCommandErrors(t *testing.T) {
+	dir := t.TempDir()
+	typo := filepath.Join(dir, "pipeline.yaml")
+	src, _ := os.ReadFile("../../pipeline.yaml")
+	os.WriteFile(typo, bytes.Replace(src, []byte("partition_by: [dimension]"), []byte("partiton_by: [dimension]"), 1), 0o644)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"typo in pipeline.yaml", []string{"run", "--config", typo, "--data", "../../testdata", "--out", dir}, 2,
+			[]string{"pipeline.yaml:", "partiton_by", `did you mean "partition_by"?`}},
+		{"missing input names the path and the data root", []string{"run", "--config", "../../pipeline.yaml", "--data", dir, "--out", dir}, 1,
+			[]string{filepath.Join(dir, "crowdrag25", "ratings.jsonl.gz") + " does not exist", "--data"}},
+		{"unknown dataset", []string{"run", "--config", "../../pipeline.yaml", "--only", "nope"}, 1, []string{"no such dataset", "crowdrag25"}},
+		{"unknown flag", []string{"run", "--wrokers", "2"}, 2, []string{"unknown flag", "--help"}},
+		{"missing config", []string{"check", "--config", filepath.Join(dir, "none.yaml")}, 1, []string{"none.yaml"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := agora(t, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\n%s", code, tt.code, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	wd, _ := os.Getwd()
+	t.Chdir(dir)
+	code, stdout, stderr := agora(t, "check", "--config", filepath.Join(wd, "../../pipeline.yaml"), "--data", filepath.Join(wd, "../../testdata"))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "2940") {
+		t.Errorf("check should report rows:\n%s", stdout)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("check wrote %v", entries)
+	}
+}
+
+func TestRunReleasesAllArrowMemory(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	cfg, err := loadConfig("../../pipeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := runOptions{ConfigPath: "../../pipeline.yaml", Data: "../../testdata", Out: t.TempDir(), Workers: 3, Mem: mem}
+	if err := runAll(context.Background(), cfg, opts, func(*DatasetResult) {}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, stdout, _ := agora(t, "version")
+	if code != 0 || !strings.Contains(stdout, "agora "+Version) {
+		t.Fatalf("exit %d: %s", code, stdout)
+	}
+	code, stdout, _ = agora(t, "--version")
+	if code != 0 || !strings.Contains(stdout, Version) {
+		t.Fatalf("--version: exit %d: %s", code, stdout)
+	}
+}

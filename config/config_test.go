@@ -1,0 +1,175 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+func TestLoadGood(t *testing.T) {
+	cfg, err := LoadFile("testdata/minimal.good.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Defaults survive an absent section.
+	if cfg.Data != DefaultData || cfg.Out != DefaultOut || cfg.BatchRows != DefaultBatchRows || cfg.ChannelDepth != DefaultChannelDepth {
+		t.Errorf("run defaults not applied: %+v", cfg)
+	}
+	if cfg.Writer.Compression != "zstd" || cfg.Writer.RowGroupRows != DefaultWriter.RowGroupRows || cfg.Writer.MaxPartitions != DefaultWriter.MaxPartitions {
+		t.Errorf("writer defaults not applied: %+v", cfg.Writer)
+	}
+	in := cfg.Datasets["d"].Inputs["in"]
+	if in.Compression != "gzip" || in.OnBadLine != "fail" || in.UnknownKeys != "ignore" || in.MaxLineBytes != DefaultMaxLineBytes {
+		t.Errorf("input defaults not applied: %+v", in)
+	}
+}
+
+func TestLoadShippedPipeline(t *testing.T) {
+	cfg, err := LoadFile("../pipeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := cfg.Datasets["crowdrag25"]
+	if d == nil {
+		t.Fatal("no crowdrag25 dataset")
+	}
+	want := []string{"responses", "statements", "ratings", "votes", "llm_ratings", "grades"}
+	if got := strings.Join(d.TableNames(), ","); got != strings.Join(want, ",") {
+		t.Errorf("tables in file order: %s", got)
+	}
+	// {dimension}_* columns expand over the 7 dimensions.
+	n := 0
+	for _, c := range d.Inputs["ratings"].Columns {
+		if strings.HasSuffix(c.Name, "_p_n") {
+			n++
+		}
+	}
+	if n != 7 {
+		t.Errorf("%d _p_n columns after expansion, want 7", n)
+	}
+}
+
+func TestLoadBad(t *testing.T) {
+	tests := []struct {
+		file string
+		want []string // fragments, each must appear
+		is   error
+	}{
+		{
+			file: "unknown_key.bad.yaml",
+			want: []string{`unknown_key.bad.yaml:2: wokers: unknown key "wokers" (did you mean "workers"?)`, `unknown_key.bad.yaml:14: datasets.d.tables.t.partiton_by: unknown key "partiton_by" (did you mean "partition_by"?)`},
+			is:   ErrUnknownKey,
+		},
+		{
+			file: "many_errors.bad.yaml",
+			want: []string{
+				"many_errors.bad.yaml:1: version: invalid value: must be 1, got 2",
+				"many_errors.bad.yaml:2: batch_rows: invalid value: must be ≥ 1",
+				"many_errors.bad.yaml:4: writer.compression: invalid value",
+				"many_errors.bad.yaml:11: datasets.d.inputs.in.path: required",
+				"many_errors.bad.yaml:12: datasets.d.inputs.in.format: invalid value",
+				`many_errors.bad.yaml:14: datasets.d.inputs.in.columns[0].type: invalid value: type "strng"`,
+				`datasets.d.inputs.in.columns[1].name: unknown reference: var "nope"`,
+				`many_errors.bad.yaml:18: datasets.d.tables.t.input: unknown reference: no input "missing"`,
+				"datasets.d.tables.t.steps[0]: invalid value: a step has exactly one of",
+				"datasets.d.tables.t.steps[1].unpivot.pattern: invalid value",
+				"datasets.d.tables.t.steps[2].validate[0].range: invalid value: min 5 is greater than max 1",
+			},
+			is: ErrInvalid,
+		},
+		{file: "syntax.bad.yaml", want: []string{"syntax.bad.yaml:", "invalid yaml"}, is: ErrSyntax},
+		{file: "wrong_type.bad.yaml", want: []string{"wrong_type.bad.yaml:2: workers: wrong type"}, is: ErrType},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			_, err := LoadFile(filepath.Join("testdata", tt.file))
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+			if !errors.Is(err, tt.is) {
+				t.Errorf("error is not %v: %v", tt.is, err)
+			}
+			var fe *FieldError
+			if !errors.As(err, &fe) {
+				t.Errorf("error is not a *FieldError: %T", err)
+			}
+		})
+	}
+}
+
+func TestEveryErrorHasALine(t *testing.T) {
+	_, err := LoadFile("testdata/many_errors.bad.yaml")
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		t.Fatalf("want joined errors, got %T", err)
+	}
+	for _, e := range joined.Unwrap() {
+		var fe *FieldError
+		if !errors.As(e, &fe) || fe.Line == 0 {
+			t.Errorf("no line for %v", e)
+		}
+	}
+}
+
+func TestParseType(t *testing.T) {
+	tests := []struct {
+		in, want string
+		err      bool
+	}{
+		{in: "string", want: "utf8"},
+		{in: "list<float64>", want: "list<item: float64, nullable>"},
+		{in: "list<struct<text:string, citations:list<string>>>", want: "list<item: struct<text: utf8 nullable, citations: list<item: utf8, nullable> nullable>, nullable>"},
+		{in: "map<string,list<string>>", want: "map<utf8, list<item: utf8, nullable>, items_nullable>"},
+		{in: "timestamp", want: "timestamp[us, tz=UTC]"},
+		{in: "uint64", err: true},
+		{in: "list<string", err: true},
+		{in: "struct<>", err: true},
+		{in: "map<int64,string>", want: "map<int64, utf8, items_nullable>"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			dt, err := ParseType(tt.in)
+			if tt.err {
+				if err == nil {
+					t.Fatalf("want an error, got %s", dt)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dt.String() != tt.want {
+				t.Errorf("got %s, want %s", dt, tt.want)
+			}
+			if dt.ID() == arrow.LARGE_LIST || dt.ID() == arrow.LARGE_STRING {
+				t.Error("large types are not Spark-safe")
+			}
+		})
+	}
+}
+
+func TestNearest(t *testing.T) {
+	keys := yamlKeys(structTypes()["Table"])
+	for in, want := range map[string]string{"partiton_by": "partition_by", "inptu": "input", "stpes": "steps", "zzzzzzzz": ""} {
+		if got := nearest(in, keys); got != want {
+			t.Errorf("nearest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestEmptyFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "empty.yaml")
+	os.WriteFile(p, nil, 0o644)
+	if _, err := LoadFile(p); !errors.Is(err, ErrRequired) {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,200 @@
+package sinks
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/pipeline"
+)
+
+var testSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.BinaryTypes.String},
+	{Name: "dim", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "votes", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
+	{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true},
+	{Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64},
+}, nil)
+
+func batch(t testing.TB, mem memory.Allocator, rows string) arrow.RecordBatch {
+	t.Helper()
+	b, _, err := array.RecordFromJSON(mem, testSchema, strings.NewReader(rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// readBack reads a Parquet file with pqarrow and returns its rows as JSON.
+func readBack(t testing.TB, mem memory.Allocator, p string) (*arrow.Schema, []string) {
+	t.Helper()
+	rdr, err := file.OpenParquetFile(p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1024}, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	tr := array.NewTableReader(tbl, 1<<20)
+	defer tr.Release()
+	var rows []string
+	for tr.Next() {
+		b := tr.RecordBatch()
+		for i := 0; i < int(b.NumRows()); i++ {
+			rows = append(rows, pipeline.RowJSON(b, i))
+		}
+	}
+	return tbl.Schema(), rows
+}
+
+func TestTableWritesHivePartitions(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	root := t.TempDir()
+	w := config.DefaultWriter
+	w.FileRows = 2 // roll every 2 rows
+	sink, err := NewTable(root, "t", testSchema, []string{"dim"}, w, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := batch(t, mem, `[
+		{"id":"1","dim":"a/b","votes":["x"],"ts":"2024-01-02T03:04:05.123456Z","_line":1},
+		{"id":"2","dim":null,"votes":[],"ts":null,"_line":2},
+		{"id":"3","dim":"a/b","votes":null,"ts":null,"_line":3},
+		{"id":"4","dim":"a/b","votes":["y","z"],"ts":null,"_line":4},
+		{"id":"5","dim":"","votes":["q"],"ts":null,"_line":5}
+	]`)
+	defer b.Release()
+	if err := sink.Write(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Reject(t.Context(), []pipeline.Reject{{Rule: "range", Column: "p", Reason: "1.7 > 1", File: "f", Line: 9, Row: "{}"}}); err != nil {
+		t.Fatal(err)
+	}
+	files, err := sink.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	total := int64(0)
+	for _, f := range files {
+		paths = append(paths, f.Path)
+		total += f.Rows
+		st, err := os.Stat(filepath.Join(root, filepath.FromSlash(f.Path)))
+		if err != nil || st.Size() != f.Bytes || len(f.SHA256) != 64 {
+			t.Errorf("%s: stat %v, size %d vs %d", f.Path, err, st.Size(), f.Bytes)
+		}
+	}
+	want := []string{
+		"t/dim=__HIVE_DEFAULT_PARTITION__/part-00000.parquet",
+		"t/dim=a%2Fb/part-00000.parquet",
+		"t/dim=a%2Fb/part-00001.parquet",
+		"_rejects/t/part-00000.parquet",
+	}
+	if strings.Join(paths, " ") != strings.Join(want, " ") {
+		t.Fatalf("files %v, want %v", paths, want)
+	}
+	if total != 6 {
+		t.Fatalf("rows %d", total)
+	}
+	// No temporary or partial files are left.
+	filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+		if strings.HasSuffix(p, ".tmp") {
+			t.Errorf("left behind: %s", p)
+		}
+		return nil
+	})
+	schema, rows := readBack(t, mem, filepath.Join(root, "t", "dim=a%2Fb", "part-00000.parquet"))
+	if schema.HasField("dim") || schema.HasField(pipeline.LineColumn) {
+		t.Errorf("partition or internal column written into the file: %s", schema)
+	}
+	if got := strings.Join(rows, "\n"); got != `{"id":"1","ts":"2024-01-02T03:04:05.123456Z","votes":["x"]}`+"\n"+`{"id":"3","ts":null,"votes":null}` {
+		t.Errorf("rows in file order:\n%s", got)
+	}
+	if ts := schema.Field(schema.FieldIndices("ts")[0]).Type.(*arrow.TimestampType); ts.Unit != arrow.Microsecond || ts.TimeZone != "UTC" {
+		t.Errorf("timestamp written as %s", ts)
+	}
+	_, rej := readBack(t, mem, filepath.Join(root, "_rejects", "t", "part-00000.parquet"))
+	if len(rej) != 1 || !strings.Contains(rej[0], `"rule":"range"`) || !strings.Contains(rej[0], `"source_line":9`) {
+		t.Errorf("rejects %v", rej)
+	}
+}
+
+func TestTableTooManyPartitions(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	w := config.DefaultWriter
+	w.MaxPartitions = 2
+	sink, err := NewTable(t.TempDir(), "t", testSchema, []string{"id"}, w, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := batch(t, mem, `[{"id":"1","_line":1},{"id":"2","_line":2},{"id":"3","_line":3}]`)
+	defer b.Release()
+	if err := sink.Write(t.Context(), b); !errors.Is(err, ErrTooManyPartitions) {
+		t.Fatalf("err = %v", err)
+	}
+	sink.Abort()
+}
+
+func TestTableRejectsBadPartitionColumn(t *testing.T) {
+	if _, err := NewTable(t.TempDir(), "t", testSchema, []string{"votes"}, config.DefaultWriter, nil); err == nil {
+		t.Fatal("partitioning on a list must be refused")
+	}
+	if _, err := NewTable(t.TempDir(), "t", testSchema, []string{"nope"}, config.DefaultWriter, nil); err == nil {
+		t.Fatal("partitioning on a missing column must be refused")
+	}
+}
+
+func TestReleasePublishSwapsAtomically(t *testing.T) {
+	out := t.TempDir()
+	// A previous release and stale staging from a killed run.
+	os.MkdirAll(filepath.Join(out, "ds", "t"), 0o755)
+	os.WriteFile(filepath.Join(out, "ds", "t", "old.parquet"), []byte("old"), 0o644)
+	os.MkdirAll(filepath.Join(out, ".agora-staging-ds", "junk"), 0o755)
+	r, err := NewRelease(out, "ds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(r.Dir(), "junk")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("stale staging not cleaned")
+	}
+	os.WriteFile(filepath.Join(r.Dir(), "new.parquet"), []byte("new"), 0o644)
+	// Until Publish, the old release is what readers see.
+	if _, err := os.Stat(filepath.Join(out, "ds", "t", "old.parquet")); err != nil {
+		t.Fatal("previous release disturbed before publish")
+	}
+	if err := r.Publish(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	filepath.Walk(out, func(p string, info os.FileInfo, err error) error {
+		if !info.IsDir() {
+			rel, _ := filepath.Rel(out, p)
+			got = append(got, rel)
+		}
+		return nil
+	})
+	sort.Strings(got)
+	if strings.Join(got, " ") != "ds/_SUCCESS ds/new.parquet" {
+		t.Fatalf("after publish: %v", got)
+	}
+}
