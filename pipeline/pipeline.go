@@ -81,4 +81,3 @@ func stageName(s Stage, i int) string {
 	}
 	return "stage " + strconv.Itoa(i)
 }
-

@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sort"
 	"strings"
@@ -471,7 +472,7 @@ func init() {
 					m = map[string]bool{}
 					values[keys[i]] = m
 				}
-				m[valueString(b.Column(vc), i)] = true
+				m[rowKey(b, []int{vc}, i)] = true
 			}
 			bb := array.NewBooleanBuilder(mem)
 			defer bb.Release()
@@ -483,13 +484,23 @@ func init() {
 	})
 }
 
+// rowKey encodes the values of columns idx at row i so that different
+// tuples never share a key: each value is length-prefixed and null has a
+// tag of its own.
 func rowKey(b arrow.RecordBatch, idx []int, i int) string {
-	var sb strings.Builder
+	var buf []byte
 	for _, c := range idx {
-		sb.WriteString(valueString(b.Column(c), i))
-		sb.WriteByte(0)
+		a := b.Column(c)
+		if a.IsNull(i) {
+			buf = append(buf, 0)
+			continue
+		}
+		v := valueString(a, i)
+		buf = append(buf, 1)
+		buf = binary.AppendUvarint(buf, uint64(len(v)))
+		buf = append(buf, v...)
 	}
-	return sb.String()
+	return string(buf)
 }
 
 func int64Of(mem memory.Allocator, b arrow.RecordBatch, f func(i int) (int64, bool)) arrow.Array {

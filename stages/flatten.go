@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -221,7 +222,7 @@ func NewUnpivot(mem memory.Allocator, in *arrow.Schema, varName, pattern string,
 		if err != nil {
 			return nil, fmt.Errorf("unpivot: keep: %w", err)
 		}
-		if l := colIndex(in, pipeline.LineColumn); l >= 0 {
+		if l := colIndex(in, pipeline.LineColumn); l >= 0 && !slices.Contains(keep, pipeline.LineColumn) {
 			idx = append(idx, l)
 		}
 		for _, i := range idx {
@@ -359,7 +360,7 @@ func NewExplode(mem memory.Allocator, in *arrow.Schema, columns, as []string, in
 		if err != nil {
 			return nil, fmt.Errorf("explode: keep: %w", err)
 		}
-		if l := colIndex(in, pipeline.LineColumn); l >= 0 {
+		if l := colIndex(in, pipeline.LineColumn); l >= 0 && !slices.Contains(keep, pipeline.LineColumn) {
 			idx = append(idx, l)
 		}
 		for _, i := range idx {
@@ -373,6 +374,9 @@ func NewExplode(mem memory.Allocator, in *arrow.Schema, columns, as []string, in
 	for i, c := range lists {
 		elem := in.Field(c).Type.(*arrow.ListType).ElemField()
 		if st, ok := elem.Type.(*arrow.StructType); ok {
+			if len(as) > 0 {
+				return nil, fmt.Errorf("explode: %s is a list of structs whose fields become columns; use prefix, not as", columns[i])
+			}
 			for _, sf := range st.Fields() {
 				sf.Name = prefix + sf.Name
 				sf.Nullable = true

@@ -11,8 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/agora-etl/agora/pipeline"
 	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/pipeline"
 )
 
 // rowCheck returns "" when row i passes, or the reason it fails, and the
@@ -147,14 +147,15 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 		}
 		v.rules = append(v.rules, rule{"equal_lengths", func(b arrow.RecordBatch, i int) (string, string) {
 			lens := make([]string, len(idx))
-			first, same := -1, true
+			same := true
+			first := 0
 			for k, c := range idx {
-				l := listLen(b.Column(c), i)
+				l := listLen(b.Column(c), i) // -1 for a null list
 				lens[k] = fmt.Sprintf("%s=%d", r.EqualLengths[k], l)
 				if l < 0 {
 					lens[k] = r.EqualLengths[k] + "=null"
 				}
-				if first == -1 {
+				if k == 0 {
 					first = l
 				} else if l != first {
 					same = false
@@ -219,7 +220,7 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 func (v *Validate) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
 	n := int(in.NumRows())
 	keep := make([]int64, 0, n)
-	var key strings.Builder
+	keys := make([]string, len(v.unique))
 rows:
 	for i := 0; i < n; i++ {
 		for _, r := range v.rules {
@@ -228,18 +229,16 @@ rows:
 				continue rows
 			}
 		}
+		// Check every key before recording any, so a rejected row claims none.
 		for u, idx := range v.unique {
-			key.Reset()
-			for _, c := range idx {
-				key.WriteString(valueString(in.Column(c), i))
-				key.WriteByte(0)
-			}
-			k := key.String()
-			if first, dup := v.seen[u][k]; dup {
+			keys[u] = rowKey(in, idx, i)
+			if first, dup := v.seen[u][keys[u]]; dup {
 				rej.AddRow(in, i, "unique", strings.Join(v.names[u], ","), fmt.Sprintf("duplicate key (%s); first seen at line %d", strings.Join(v.names[u], ", "), first))
 				continue rows
 			}
-			v.seen[u][k] = pipeline.LineOf(in, i)
+		}
+		for u := range v.unique {
+			v.seen[u][keys[u]] = pipeline.LineOf(in, i)
 		}
 		keep = append(keep, int64(i))
 	}

@@ -1,0 +1,315 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"go.uber.org/goleak"
+
+	"github.com/agora-etl/agora/pipeline"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var schema = arrow.NewSchema([]arrow.Field{
+	{Name: "v", Type: arrow.PrimitiveTypes.Int64},
+	{Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64},
+}, nil)
+
+// counter is a Source of n rows, rows per chunk, value = line number.
+type counter struct {
+	n, rows int
+	mem     memory.Allocator
+	failAt  int64 // decode error at this chunk's first line
+	panicAt int64
+	jitter  bool
+}
+
+func (c *counter) Chunks(ctx context.Context, emit func(pipeline.Chunk) error) error {
+	for line := 1; line <= c.n; line += c.rows {
+		k := min(c.rows, c.n-line+1)
+		if err := emit(pipeline.Chunk{File: "mem", Line: int64(line), Rows: k}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *counter) Decode(ctx context.Context, ch pipeline.Chunk, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
+	if ch.Line == c.failAt {
+		return nil, fmt.Errorf("mem:%d: boom", ch.Line)
+	}
+	if ch.Line == c.panicAt {
+		panic("decoder bug")
+	}
+	if c.jitter {
+		time.Sleep(time.Duration(rand.IntN(300)) * time.Microsecond)
+	}
+	b := array.NewRecordBuilder(c.mem, schema)
+	defer b.Release()
+	for i := 0; i < ch.Rows; i++ {
+		l := ch.Line + int64(i)
+		b.Field(0).(*array.Int64Builder).Append(l)
+		b.Field(1).(*array.Int64Builder).Append(l)
+	}
+	return b.NewRecordBatch(), nil
+}
+
+// rejectOdd rejects odd values and keeps the rest, copying.
+type rejectOdd struct{ mem memory.Allocator }
+
+func (r rejectOdd) Process(_ context.Context, in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
+	b := array.NewRecordBuilder(r.mem, schema)
+	defer b.Release()
+	v := in.Column(0).(*array.Int64)
+	for i := 0; i < v.Len(); i++ {
+		if v.Value(i)%2 == 1 {
+			rej.AddRow(in, i, "odd", "v", "is odd")
+			continue
+		}
+		b.Field(0).(*array.Int64Builder).Append(v.Value(i))
+		b.Field(1).(*array.Int64Builder).Append(v.Value(i))
+	}
+	return b.NewRecordBatch(), nil
+}
+
+// dropFirst silently loses a row: the accounting check must notice.
+type dropFirst struct{}
+
+func (dropFirst) Process(_ context.Context, in arrow.RecordBatch, _ *pipeline.Rejects) (arrow.RecordBatch, error) {
+	if in.NumRows() == 0 {
+		in.Retain()
+		return in, nil
+	}
+	return in.NewSlice(1, in.NumRows()), nil
+}
+
+// failing fails on the batch holding a given value.
+type failing struct{ at int64 }
+
+func (f failing) Process(_ context.Context, in arrow.RecordBatch, _ *pipeline.Rejects) (arrow.RecordBatch, error) {
+	v := in.Column(0).(*array.Int64)
+	for i := 0; i < v.Len(); i++ {
+		if v.Value(i) == f.at {
+			return nil, errors.New("stage failed on purpose")
+		}
+	}
+	in.Retain()
+	return in, nil
+}
+
+// orderedSum is an Ordered stage that records the order it sees values.
+type orderedSum struct{ seen *[]int64 }
+
+func (o orderedSum) Ordered() bool { return true }
+func (o orderedSum) Process(_ context.Context, in arrow.RecordBatch, _ *pipeline.Rejects) (arrow.RecordBatch, error) {
+	v := in.Column(0).(*array.Int64)
+	for i := 0; i < v.Len(); i++ {
+		*o.seen = append(*o.seen, v.Value(i))
+	}
+	in.Retain()
+	return in, nil
+}
+
+// collect is a Sink that records values and rejects in arrival order.
+type collect struct {
+	vals    []int64
+	rejects []pipeline.Reject
+	failAt  int64
+}
+
+func (c *collect) Write(_ context.Context, b arrow.RecordBatch) error {
+	v := b.Column(0).(*array.Int64)
+	for i := 0; i < v.Len(); i++ {
+		if c.failAt != 0 && v.Value(i) == c.failAt {
+			return errors.New("disk full")
+		}
+		c.vals = append(c.vals, v.Value(i))
+	}
+	return nil
+}
+
+func (c *collect) Reject(_ context.Context, rs []pipeline.Reject) error {
+	c.rejects = append(c.rejects, rs...)
+	return nil
+}
+
+func TestRunKeepsInputOrderAndAccounts(t *testing.T) {
+	for _, workers := range []int{1, 2, 8} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			var seen []int64
+			sink := &collect{}
+			st, err := pipeline.Run(t.Context(), pipeline.Table{
+				Name:    "t",
+				Source:  &counter{n: 1000, rows: 7, mem: mem, jitter: true},
+				Stages:  []pipeline.Stage{rejectOdd{mem}, orderedSum{&seen}},
+				Sink:    sink,
+				Workers: workers, ChannelDepth: 1,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.InputRows != 1000 || st.RowsIn != 1000 || st.Written != 500 || st.Rejected != 500 {
+				t.Fatalf("stats %+v", st)
+			}
+			for i, v := range sink.vals {
+				if v != int64(2*(i+1)) {
+					t.Fatalf("row %d = %d: output not in input order", i, v)
+				}
+			}
+			if len(seen) != 500 || seen[0] != 2 || seen[499] != 1000 {
+				t.Fatalf("ordered stage saw %d values", len(seen))
+			}
+			for i, r := range sink.rejects {
+				if r.Line != int64(2*i+1) || r.File != "mem" || r.Rule != "odd" || !strings.Contains(r.Row, `"v":`) {
+					t.Fatalf("reject %d = %+v", i, r)
+				}
+			}
+		})
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		src    func(memory.Allocator) pipeline.Source
+		stages []pipeline.Stage
+		sink   *collect
+		want   string
+		is     error
+	}{
+		{
+			name: "decode error names the line",
+			src:  func(m memory.Allocator) pipeline.Source { return &counter{n: 500, rows: 10, mem: m, failAt: 251} },
+			want: "mem:251: boom",
+		},
+		{
+			name: "decoder panic becomes an error",
+			src:  func(m memory.Allocator) pipeline.Source { return &counter{n: 500, rows: 10, mem: m, panicAt: 101} },
+			want: "internal error: decoder bug",
+		},
+		{
+			name:   "stage error cancels the run",
+			src:    func(m memory.Allocator) pipeline.Source { return &counter{n: 5000, rows: 10, mem: m} },
+			stages: []pipeline.Stage{failing{at: 777}},
+			want:   "stage failed on purpose",
+		},
+		{
+			name: "sink error is the cause",
+			src:  func(m memory.Allocator) pipeline.Source { return &counter{n: 5000, rows: 10, mem: m} },
+			sink: &collect{failAt: 1234},
+			want: "disk full",
+		},
+		{
+			name:   "a silently dropped row fails the accounting",
+			src:    func(m memory.Allocator) pipeline.Source { return &counter{n: 50, rows: 10, mem: m} },
+			stages: []pipeline.Stage{dropFirst{}},
+			is:     pipeline.ErrAccounting,
+		},
+	}
+	for _, tt := range tests {
+		for _, workers := range []int{1, 4} {
+			t.Run(fmt.Sprintf("%s/workers=%d", tt.name, workers), func(t *testing.T) {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer mem.AssertSize(t, 0)
+				sink := tt.sink
+				if sink == nil {
+					sink = &collect{}
+				} else {
+					sink = &collect{failAt: sink.failAt}
+				}
+				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+				defer cancel()
+				_, err := pipeline.Run(ctx, pipeline.Table{Name: "t", Source: tt.src(mem), Stages: tt.stages, Sink: sink, Workers: workers, ChannelDepth: 2})
+				if err == nil {
+					t.Fatal("want an error")
+				}
+				if tt.want != "" && !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("error %q does not contain %q", err, tt.want)
+				}
+				if tt.is != nil && !errors.Is(err, tt.is) {
+					t.Fatalf("error %q is not %v", err, tt.is)
+				}
+				if ctx.Err() != nil {
+					t.Fatal("run hung until the test timeout")
+				}
+			})
+		}
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx, cancel := context.WithCancelCause(t.Context())
+	cause := errors.New("SIGTERM")
+	sink := &cancelAfter{n: 100, cancel: func() { cancel(cause) }}
+	_, err := pipeline.Run(ctx, pipeline.Table{Name: "t", Source: &counter{n: 1 << 20, rows: 10, mem: mem}, Sink: sink, Workers: 2})
+	if !errors.Is(err, cause) {
+		t.Fatalf("err = %v, want the cancellation cause", err)
+	}
+}
+
+type cancelAfter struct {
+	n      int
+	cancel func()
+}
+
+func (c *cancelAfter) Write(_ context.Context, b arrow.RecordBatch) error {
+	c.n -= int(b.NumRows())
+	if c.n <= 0 {
+		c.cancel()
+	}
+	return nil
+}
+func (c *cancelAfter) Reject(context.Context, []pipeline.Reject) error { return nil }
+
+// holder is an ordered Flusher that keeps every batch until the end.
+type holder struct {
+	mem  memory.Allocator
+	held []arrow.RecordBatch
+}
+
+func (h *holder) Ordered() bool { return true }
+func (h *holder) Process(_ context.Context, in arrow.RecordBatch, _ *pipeline.Rejects) (arrow.RecordBatch, error) {
+	in.Retain()
+	h.held = append(h.held, in)
+	return nil, nil
+}
+func (h *holder) Flush(context.Context, *pipeline.Rejects) (arrow.RecordBatch, error) {
+	b := array.NewRecordBuilder(h.mem, schema)
+	defer b.Release()
+	for _, x := range h.held {
+		v := x.Column(0).(*array.Int64)
+		for i := 0; i < v.Len(); i++ {
+			b.Field(0).(*array.Int64Builder).Append(v.Value(i))
+			b.Field(1).(*array.Int64Builder).Append(v.Value(i))
+		}
+		x.Release()
+	}
+	h.held = nil
+	return b.NewRecordBatch(), nil
+}
+
+func TestRunFlushesHoldingStages(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sink := &collect{}
+	st, err := pipeline.Run(t.Context(), pipeline.Table{Name: "t", Source: &counter{n: 95, rows: 10, mem: mem}, Stages: []pipeline.Stage{&holder{mem: mem}}, Sink: sink, Workers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Written != 95 || len(sink.vals) != 95 || sink.vals[94] != 95 {
+		t.Fatalf("stats %+v, %d values", st, len(sink.vals))
+	}
+}

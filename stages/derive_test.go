@@ -1,0 +1,465 @@
+package stages
+
+import (
+	"errors"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/pipeline"
+)
+
+func TestDerive(t *testing.T) {
+	tests := []struct {
+		name    string
+		cols    []string
+		batches []string // processed in order by one stage
+		slice   []int64  // process in.NewSlice(slice[0], slice[1]) of each batch
+		specs   []config.Derivation
+		names   []string
+		ordered bool
+		want    []string // rows of all batches
+	}{
+		{
+			name:    "lower on a string, nulls stay null",
+			cols:    []string{"s:string", "_line:int64"},
+			batches: []string{`[{"s":"MiXed Case","_line":1},{"s":null,"_line":2},{"s":"ÀÉÎ","_line":3},{"s":"","_line":4}]`},
+			specs:   []config.Derivation{{Name: "s_lower", Fn: "lower", Args: []string{"s"}}},
+			names:   []string{"s", "_line", "s_lower"},
+			want: []string{
+				`1:{"s":"MiXed Case","s_lower":"mixed case"}`,
+				`2:{"s":null,"s_lower":null}`,
+				`3:{"s":"ÀÉÎ","s_lower":"àéî"}`,
+				`4:{"s":"","s_lower":""}`,
+			},
+		},
+		{
+			name:    "upper on list<string> with a null list and a null element",
+			cols:    []string{"v:list<string>"},
+			batches: []string{`[{"v":["a","B"]},{"v":null},{"v":[null,"c"]},{"v":[]}]`},
+			specs:   []config.Derivation{{Name: "v_up", Fn: "upper", Args: []string{"v"}}},
+			names:   []string{"v", "v_up"},
+			want: []string{
+				`{"v":["a","B"],"v_up":["A","B"]}`,
+				`{"v":null,"v_up":null}`,
+				`{"v":[null,"c"],"v_up":[null,"C"]}`,
+				`{"v":[],"v_up":[]}`,
+			},
+		},
+		{
+			name:    "lower on a sliced list<string> batch",
+			cols:    []string{"v:list<string>"},
+			batches: []string{`[{"v":["A"]},{"v":["B","C"]},{"v":null},{"v":["D"]}]`},
+			slice:   []int64{1, 3},
+			specs:   []config.Derivation{{Name: "v", Fn: "lower", Args: []string{"v"}, Replace: true}},
+			names:   []string{"v"},
+			want:    []string{`{"v":["b","c"]}`, `{"v":null}`},
+		},
+		{
+			name:    "replace overwrites the column in place",
+			cols:    []string{"a:string", "label:string", "z:int64"},
+			batches: []string{`[{"a":"x","label":"YES","z":1},{"a":"y","label":null,"z":2}]`},
+			specs:   []config.Derivation{{Name: "label", Fn: "lower", Args: []string{"label"}, Replace: true}},
+			names:   []string{"a", "label", "z"},
+			want:    []string{`{"a":"x","label":"yes","z":1}`, `{"a":"y","label":null,"z":2}`},
+		},
+		{
+			name:    "replace may change the column's type",
+			cols:    []string{"text:string"},
+			batches: []string{`[{"text":"two words"}]`},
+			specs:   []config.Derivation{{Name: "text", Fn: "n_words", Args: []string{"text"}, Replace: true}},
+			names:   []string{"text"},
+			want:    []string{`{"text":2}`},
+		},
+		{
+			name:    "count_equal",
+			cols:    []string{"votes:list<string>"},
+			batches: []string{`[{"votes":["a","b","a"]},{"votes":null},{"votes":[]},{"votes":[null,"a","A"]},{"votes":["b"]}]`},
+			specs:   []config.Derivation{{Name: "n_a", Fn: "count_equal", Args: []string{"votes"}, Value: "a"}},
+			names:   []string{"votes", "n_a"},
+			want: []string{
+				`{"n_a":2,"votes":["a","b","a"]}`,
+				`{"n_a":null,"votes":null}`,
+				`{"n_a":0,"votes":[]}`,
+				`{"n_a":1,"votes":[null,"a","A"]}`,
+				`{"n_a":0,"votes":["b"]}`,
+			},
+		},
+		{
+			name:    "majority with min 3",
+			cols:    []string{"votes:list<string>"},
+			batches: []string{`[{"votes":["a","a","b","b",null]},{"votes":["a","a","a","b",null]},{"votes":null},{"votes":[]},{"votes":[null,null,null]},{"votes":["b","a","b","a","b"]}]`},
+			specs:   []config.Derivation{{Name: "has_majority", Fn: "majority", Args: []string{"votes"}, Min: 3}},
+			names:   []string{"votes", "has_majority"},
+			want: []string{
+				`{"has_majority":false,"votes":["a","a","b","b",null]}`,
+				`{"has_majority":true,"votes":["a","a","a","b",null]}`,
+				`{"has_majority":null,"votes":null}`,
+				`{"has_majority":false,"votes":[]}`,
+				`{"has_majority":false,"votes":[null,null,null]}`,
+				`{"has_majority":true,"votes":["b","a","b","a","b"]}`,
+			},
+		},
+		{
+			name:    "pair_key is order-free",
+			cols:    []string{"x:string", "y:string"},
+			batches: []string{`[{"x":"m1","y":"m2"},{"x":"m2","y":"m1"},{"x":"a","y":"a"},{"x":null,"y":"b"},{"x":"b","y":null},{"x":"B","y":"a"}]`},
+			specs:   []config.Derivation{{Name: "pair", Fn: "pair_key", Args: []string{"x", "y"}}},
+			names:   []string{"x", "y", "pair"},
+			want: []string{
+				`{"pair":"m1|m2","x":"m1","y":"m2"}`,
+				`{"pair":"m1|m2","x":"m2","y":"m1"}`,
+				`{"pair":"a|a","x":"a","y":"a"}`,
+				`{"pair":null,"x":null,"y":"b"}`,
+				`{"pair":null,"x":"b","y":null}`,
+				`{"pair":"B|a","x":"B","y":"a"}`,
+			},
+		},
+		{
+			name: "n_words with unicode spaces and newlines",
+			cols: []string{"t:string"},
+			batches: []string{`[
+				{"t":"hello world"},
+				{"t":"  lead\u00a0nbsp\u2003em\nnew\r\nline\ttab  "},
+				{"t":"ideographic\u3000space and NEL\u0085here"},
+				{"t":"日本語 テキスト"},
+				{"t":"zero\u200bwidth is not a space"},
+				{"t":""},
+				{"t":" \n\t\u00a0"},
+				{"t":null}
+			]`},
+			specs: []config.Derivation{{Name: "n", Fn: "n_words", Args: []string{"t"}}},
+			names: []string{"t", "n"},
+			want: []string{
+				`{"n":2,"t":"hello world"}`,
+				"{\"n\":6,\"t\":\"  lead\u00a0nbsp\u2003em\\nnew\\r\\nline\\ttab  \"}",
+				"{\"n\":5,\"t\":\"ideographic\u3000space and NEL\u0085here\"}",
+				`{"n":2,"t":"日本語 テキスト"}`,
+				"{\"n\":5,\"t\":\"zero\u200bwidth is not a space\"}",
+				`{"n":0,"t":""}`,
+				"{\"n\":0,\"t\":\" \\n\\t\u00a0\"}",
+				`{"n":null,"t":null}`,
+			},
+		},
+		{
+			name:    "list_length",
+			cols:    []string{"l:list<int64>"},
+			batches: []string{`[{"l":[1,2,3]},{"l":[]},{"l":null},{"l":[null]}]`},
+			specs:   []config.Derivation{{Name: "n", Fn: "list_length", Args: []string{"l"}}},
+			names:   []string{"l", "n"},
+			want:    []string{`{"l":[1,2,3],"n":3}`, `{"l":[],"n":0}`, `{"l":null,"n":null}`, `{"l":[null],"n":1}`},
+		},
+		{
+			name: "total_length over list<struct<text,citations>>",
+			cols: []string{"st:list<struct<text:string,citations:list<string>>>"},
+			batches: []string{`[
+				{"st":[{"text":"a","citations":["r1","r2"]},{"text":"b","citations":[]},{"text":"c","citations":null}]},
+				{"st":[{"text":"a","citations":["r1"]},{"text":"b","citations":["r2","r3"]}]},
+				{"st":[]},
+				{"st":null},
+				{"st":[null,{"text":"x","citations":["r4"]}]}
+			]`},
+			specs: []config.Derivation{{Name: "n_citations", Fn: "total_length", Args: []string{"st"}, Value: "citations"}},
+			names: []string{"st", "n_citations"},
+			want: []string{
+				`{"n_citations":2,"st":[{"citations":["r1","r2"],"text":"a"},{"citations":[],"text":"b"},{"citations":null,"text":"c"}]}`,
+				`{"n_citations":3,"st":[{"citations":["r1"],"text":"a"},{"citations":["r2","r3"],"text":"b"}]}`,
+				`{"n_citations":0,"st":[]}`,
+				`{"n_citations":null,"st":null}`,
+				`{"n_citations":1,"st":[null,{"citations":["r4"],"text":"x"}]}`,
+			},
+		},
+		{
+			name:    "coalesce takes the first non-null",
+			cols:    []string{"raw_text:string", "text:string", "other:string"},
+			batches: []string{`[{"raw_text":null,"text":"t","other":"o"},{"raw_text":"r","text":"t","other":"o"},{"raw_text":null,"text":null,"other":"o"},{"raw_text":null,"text":null,"other":null},{"raw_text":"","text":"t","other":null}]`},
+			specs:   []config.Derivation{{Name: "body", Fn: "coalesce", Args: []string{"raw_text", "text", "other"}}},
+			names:   []string{"raw_text", "text", "other", "body"},
+			want: []string{
+				`{"body":"t","other":"o","raw_text":null,"text":"t"}`,
+				`{"body":"r","other":"o","raw_text":"r","text":"t"}`,
+				`{"body":"o","other":"o","raw_text":null,"text":null}`,
+				`{"body":null,"other":null,"raw_text":null,"text":null}`,
+				`{"body":"","other":null,"raw_text":"","text":"t"}`,
+			},
+		},
+		{
+			name: "occurrence counts across batches in order",
+			cols: []string{"k:string", "n:int64", "_line:int64"},
+			batches: []string{
+				`[{"k":"a","n":1,"_line":1},{"k":"b","n":1,"_line":2},{"k":"a","n":1,"_line":3}]`,
+				`[{"k":"a","n":1,"_line":4},{"k":"c","n":1,"_line":5},{"k":"b","n":2,"_line":6},{"k":null,"n":1,"_line":7},{"k":null,"n":1,"_line":8}]`,
+			},
+			specs:   []config.Derivation{{Name: "occ", Fn: "occurrence", Args: []string{"k"}}, {Name: "occ_kn", Fn: "occurrence", Args: []string{"k", "n"}}},
+			names:   []string{"k", "n", "_line", "occ", "occ_kn"},
+			ordered: true,
+			want: []string{
+				`1:{"k":"a","n":1,"occ":0,"occ_kn":0}`,
+				`2:{"k":"b","n":1,"occ":0,"occ_kn":0}`,
+				`3:{"k":"a","n":1,"occ":1,"occ_kn":1}`,
+				`4:{"k":"a","n":1,"occ":2,"occ_kn":2}`,
+				`5:{"k":"c","n":1,"occ":0,"occ_kn":0}`,
+				`6:{"k":"b","n":2,"occ":1,"occ_kn":0}`,
+				`7:{"k":null,"n":1,"occ":0,"occ_kn":0}`,
+				`8:{"k":null,"n":1,"occ":1,"occ_kn":1}`,
+			},
+		},
+		{
+			name:    "a derivation may use an earlier one's column",
+			cols:    []string{"x:string", "y:string"},
+			batches: []string{`[{"x":"B","y":"a"}]`},
+			specs: []config.Derivation{
+				{Name: "x", Fn: "lower", Args: []string{"x"}, Replace: true},
+				{Name: "pair", Fn: "pair_key", Args: []string{"x", "y"}},
+				{Name: "pair_up", Fn: "upper", Args: []string{"pair"}},
+			},
+			names: []string{"x", "y", "pair", "pair_up"},
+			want:  []string{`{"pair":"a|b","pair_up":"A|B","x":"b","y":"a"}`},
+		},
+		{
+			name:    "empty batch",
+			cols:    []string{"s:string", "v:list<string>"},
+			batches: []string{`[]`},
+			specs:   []config.Derivation{{Name: "s2", Fn: "upper", Args: []string{"s"}}, {Name: "v2", Fn: "lower", Args: []string{"v"}}, {Name: "m", Fn: "majority", Args: []string{"v"}, Min: 1}},
+			names:   []string{"s", "v", "s2", "v2", "m"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			s := tcSchema(t, tt.cols...)
+			d, err := NewDerive(mem, s, tt.specs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Name() != "derive" {
+				t.Errorf("Name() = %q", d.Name())
+			}
+			if d.Ordered() != tt.ordered {
+				t.Errorf("Ordered() = %v, want %v", d.Ordered(), tt.ordered)
+			}
+			tcEqual(t, "names", tcNames(d.Schema()), tt.names)
+			var rows []string
+			for _, js := range tt.batches {
+				in := tcBatch(t, mem, s, js)
+				if tt.slice != nil {
+					sl := in.NewSlice(tt.slice[0], tt.slice[1])
+					in.Release()
+					in = sl
+				}
+				r, rej := tcProcess(t, d, in)
+				in.Release()
+				if len(rej) != 0 {
+					t.Errorf("unexpected rejects %v", tcRejects(rej))
+				}
+				rows = append(rows, r...)
+			}
+			tcEqual(t, "rows", rows, tt.want)
+			// A stage without a whole-table derivation holds nothing.
+			out, err := d.Flush(t.Context(), &pipeline.Rejects{})
+			if out != nil || err != nil {
+				t.Errorf("Flush = %v, %v; want nil, nil", out, err)
+			}
+		})
+	}
+}
+
+func TestDeriveConflictingDuplicate(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "pair:string", "turn:int64", "label:string", "_line:int64")
+	d, err := NewDerive(mem, s, []config.Derivation{
+		{Name: "occ", Fn: "occurrence", Args: []string{"pair"}},
+		{Name: "conflict", Fn: "conflicting_duplicate", Args: []string{"pair", "turn"}, Value: "label"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st pipeline.Stage = d
+	if o, ok := st.(pipeline.Ordered); !ok || !o.Ordered() {
+		t.Fatal("a whole-table derive must be Ordered")
+	}
+	if _, ok := st.(pipeline.Flusher); !ok {
+		t.Fatal("Derive must be a Flusher")
+	}
+	batches := []string{
+		`[{"pair":"p1","turn":1,"label":"a","_line":1},{"pair":"p2","turn":1,"label":"a","_line":2},{"pair":"p3","turn":1,"label":null,"_line":3}]`,
+		`[]`,
+		`[{"pair":"p1","turn":1,"label":"a","_line":4},{"pair":"p2","turn":1,"label":"b","_line":5},{"pair":"p3","turn":1,"label":"a","_line":6},{"pair":"p4","turn":1,"label":null,"_line":7}]`,
+		`[{"pair":"p4","turn":1,"label":null,"_line":8},{"pair":"p1","turn":2,"label":"b","_line":9},{"pair":"p5","turn":1,"label":"a","_line":10}]`,
+	}
+	for i, js := range batches {
+		in := tcBatch(t, mem, s, js)
+		out, err := d.Process(t.Context(), in, &pipeline.Rejects{})
+		in.Release() // the stage must have kept its own reference
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != nil {
+			out.Release()
+			t.Fatalf("batch %d: Process returned a batch; a whole-table derive holds rows until Flush", i)
+		}
+	}
+	rej := &pipeline.Rejects{}
+	out, err := d.Flush(t.Context(), rej)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out == nil {
+		t.Fatal("Flush returned no batch")
+	}
+	if !out.Schema().Equal(d.Schema()) {
+		t.Errorf("schema %s, want %s", out.Schema(), d.Schema())
+	}
+	tcEqual(t, "rows", tcRows(out), []string{
+		`1:{"conflict":false,"label":"a","occ":0,"pair":"p1","turn":1}`,
+		`2:{"conflict":true,"label":"a","occ":0,"pair":"p2","turn":1}`,
+		`3:{"conflict":true,"label":null,"occ":0,"pair":"p3","turn":1}`,
+		`4:{"conflict":false,"label":"a","occ":1,"pair":"p1","turn":1}`,
+		`5:{"conflict":true,"label":"b","occ":1,"pair":"p2","turn":1}`,
+		`6:{"conflict":true,"label":"a","occ":1,"pair":"p3","turn":1}`,
+		`7:{"conflict":false,"label":null,"occ":0,"pair":"p4","turn":1}`,
+		`8:{"conflict":false,"label":null,"occ":1,"pair":"p4","turn":1}`,
+		`9:{"conflict":false,"label":"b","occ":2,"pair":"p1","turn":2}`,
+		`10:{"conflict":false,"label":"a","occ":0,"pair":"p5","turn":1}`,
+	})
+	out.Release()
+	if rej.Len() != 0 {
+		t.Errorf("unexpected rejects %v", tcRejects(rej.List()))
+	}
+	again, err := d.Flush(t.Context(), &pipeline.Rejects{})
+	if again != nil || err != nil {
+		t.Errorf("second Flush = %v, %v; want nil, nil", again, err)
+	}
+}
+
+func TestDeriveFlushWithNothingHeld(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "k:string", "v:string")
+	d, err := NewDerive(mem, s, []config.Derivation{{Name: "c", Fn: "conflicting_duplicate", Args: []string{"k"}, Value: "v"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := d.Flush(t.Context(), &pipeline.Rejects{})
+	if out != nil || err != nil {
+		t.Errorf("Flush = %v, %v; want nil, nil", out, err)
+	}
+}
+
+func TestDeriveBuildErrors(t *testing.T) {
+	s := tcSchema(t, "s:string", "n:int64", "v:list<string>", "l:list<int64>", "st:list<struct<text:string,citations:list<string>>>", "_line:int64")
+	names := make([]string, 0)
+	for _, d := range Derivations() {
+		names = append(names, d.Name)
+	}
+	tests := []struct {
+		name  string
+		specs []config.Derivation
+		err   []string
+		noCol bool
+	}{
+		{name: "name collision without replace", specs: []config.Derivation{{Name: "n", Fn: "n_words", Args: []string{"s"}}}, err: []string{"derive[0]", `column "n" exists`, "replace: true"}},
+		{name: "collision with an earlier derived column", specs: []config.Derivation{{Name: "x", Fn: "lower", Args: []string{"s"}}, {Name: "x", Fn: "upper", Args: []string{"s"}}}, err: []string{"derive[1]", `column "x" exists`}},
+		{name: "unknown fn lists the registered names", specs: []config.Derivation{{Name: "x", Fn: "nope", Args: []string{"s"}}}, err: []string{"derive[0]", `unknown derivation "nope"`, "(have " + strings.Join(names, ", ") + ")"}},
+		{name: "unknown arg column", specs: []config.Derivation{{Name: "x", Fn: "lower", Args: []string{"gone"}}}, err: []string{"derive[0] lower", `"gone"`}, noCol: true},
+		{name: "no args", specs: []config.Derivation{{Name: "x", Fn: "coalesce"}}, err: []string{"coalesce", "at least one arg"}},
+		{name: "too many args", specs: []config.Derivation{{Name: "x", Fn: "lower", Args: []string{"s", "s"}}}, err: []string{"takes 1 args, got 2"}},
+		{name: "pair_key takes two", specs: []config.Derivation{{Name: "x", Fn: "pair_key", Args: []string{"s"}}}, err: []string{"takes 2 args, got 1"}},
+		{name: "lower on int64", specs: []config.Derivation{{Name: "x", Fn: "lower", Args: []string{"n"}}}, err: []string{"column n is int64, want string or list<string>"}},
+		{name: "upper on list<int64>", specs: []config.Derivation{{Name: "x", Fn: "upper", Args: []string{"l"}}}, err: []string{"column l"}},
+		{name: "count_equal on a string", specs: []config.Derivation{{Name: "x", Fn: "count_equal", Args: []string{"s"}, Value: "a"}}, err: []string{"want list<string>"}},
+		{name: "majority with min 0", specs: []config.Derivation{{Name: "x", Fn: "majority", Args: []string{"v"}}}, err: []string{"min must be"}},
+		{name: "majority on list<int64>", specs: []config.Derivation{{Name: "x", Fn: "majority", Args: []string{"l"}, Min: 2}}, err: []string{"want list<string>"}},
+		{name: "pair_key on int64", specs: []config.Derivation{{Name: "x", Fn: "pair_key", Args: []string{"s", "n"}}}, err: []string{"column n is int64, want string"}},
+		{name: "n_words on a list", specs: []config.Derivation{{Name: "x", Fn: "n_words", Args: []string{"v"}}}, err: []string{"want string"}},
+		{name: "list_length on a string", specs: []config.Derivation{{Name: "x", Fn: "list_length", Args: []string{"s"}}}, err: []string{"want a list"}},
+		{name: "total_length on a list of strings", specs: []config.Derivation{{Name: "x", Fn: "total_length", Args: []string{"v"}, Value: "citations"}}, err: []string{"want list<struct<...>>"}},
+		{name: "total_length on a non-list field", specs: []config.Derivation{{Name: "x", Fn: "total_length", Args: []string{"st"}, Value: "text"}}, err: []string{"value must name a list field", `"text"`}},
+		{name: "total_length on a missing field", specs: []config.Derivation{{Name: "x", Fn: "total_length", Args: []string{"st"}, Value: "nope"}}, err: []string{`"nope"`}},
+		{name: "coalesce on a list", specs: []config.Derivation{{Name: "x", Fn: "coalesce", Args: []string{"s", "v"}}}, err: []string{"column v"}},
+		{name: "conflicting_duplicate without a value column", specs: []config.Derivation{{Name: "x", Fn: "conflicting_duplicate", Args: []string{"s"}, Value: "gone"}}, err: []string{"value", `"gone"`}, noCol: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := NewDerive(memory.NewGoAllocator(), s, tt.specs)
+			if d != nil {
+				t.Errorf("got a stage with the error")
+			}
+			tcWantErr(t, err, tt.err...)
+			if tt.noCol != errors.Is(err, ErrNoColumn) {
+				t.Errorf("errors.Is(%v, ErrNoColumn) = %v, want %v", err, !tt.noCol, tt.noCol)
+			}
+		})
+	}
+}
+
+func TestDerivations(t *testing.T) {
+	want := []string{"coalesce", "conflicting_duplicate", "count_equal", "list_length", "lower", "majority", "n_words", "occurrence", "pair_key", "total_length", "upper"}
+	ds := Derivations()
+	var got []string
+	for _, d := range ds {
+		got = append(got, d.Name)
+		if d.Args == "" || d.Doc == "" {
+			t.Errorf("%s is not documented: args %q doc %q", d.Name, d.Args, d.Doc)
+		}
+		if d.fn == nil {
+			t.Errorf("%s has no function", d.Name)
+		}
+	}
+	if !sort.StringsAreSorted(got) {
+		t.Errorf("not sorted: %v", got)
+	}
+	// Other files may register more; the documented ones must be there.
+	have := map[string]bool{}
+	for _, n := range got {
+		have[n] = true
+	}
+	for _, n := range want {
+		if !have[n] {
+			t.Errorf("%s is not registered (have %v)", n, got)
+		}
+	}
+	// The result is a copy: changing it does not change the registry.
+	ds[0].Name = "changed"
+	if Derivations()[0].Name == "changed" {
+		t.Error("Derivations returns the registry's own entries")
+	}
+	t.Run("registering a name twice panics", func(t *testing.T) {
+		defer func() {
+			if recover() == nil {
+				t.Error("no panic")
+			}
+		}()
+		Register("lower", "", "", nil)
+	})
+}
+
+func TestDeriveConcurrentProcess(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "x:string", "y:string", "votes:list<string>", "st:list<struct<text:string,citations:list<string>>>")
+	d, err := NewDerive(mem, s, []config.Derivation{
+		{Name: "votes", Fn: "lower", Args: []string{"votes"}, Replace: true},
+		{Name: "n_a", Fn: "count_equal", Args: []string{"votes"}, Value: "a"},
+		{Name: "maj", Fn: "majority", Args: []string{"votes"}, Min: 2},
+		{Name: "pair", Fn: "pair_key", Args: []string{"x", "y"}},
+		{Name: "words", Fn: "n_words", Args: []string{"x"}},
+		{Name: "n_st", Fn: "list_length", Args: []string{"st"}},
+		{Name: "n_cit", Fn: "total_length", Args: []string{"st"}, Value: "citations"},
+		{Name: "first", Fn: "coalesce", Args: []string{"y", "x"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Ordered() {
+		t.Fatal("row-wise derivations must not be Ordered")
+	}
+	in := tcBatch(t, mem, s, `[{"x":"b c","y":"a","votes":["A","a","B"],"st":[{"text":"t","citations":["r"]}]},{"x":null,"y":null,"votes":null,"st":null}]`)
+	defer in.Release()
+	tcConcurrent(t, d, in)
+}

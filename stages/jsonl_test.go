@@ -1,0 +1,254 @@
+package stages
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/pipeline"
+)
+
+func mustType(t testing.TB, s string) arrow.DataType {
+	t.Helper()
+	dt, err := config.ParseType(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dt
+}
+
+func writeFile(t testing.TB, name string, data []byte, gz bool) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if gz {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		w.Write(data)
+		w.Close()
+		data = b.Bytes()
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// decodeAll runs a JSONLines source over a file and returns the batches'
+// rows as JSON strings, and the rejects.
+func decodeAll(t testing.TB, s *JSONLines) ([]string, []pipeline.Reject, error) {
+	t.Helper()
+	var rows []string
+	var rejects []pipeline.Reject
+	err := s.Chunks(context.Background(), func(c pipeline.Chunk) error {
+		rej := &pipeline.Rejects{File: c.File}
+		b, err := s.Decode(context.Background(), c, rej)
+		if err != nil {
+			return err
+		}
+		defer b.Release()
+		for i := 0; i < int(b.NumRows()); i++ {
+			rows = append(rows, pipeline.RowJSON(b, i))
+		}
+		rejects = append(rejects, rej.List()...)
+		return nil
+	})
+	return rows, rejects, err
+}
+
+func TestJSONLinesDecode(t *testing.T) {
+	cols := func(t testing.TB) []JSONColumn {
+		return []JSONColumn{
+			{Name: "id", Type: mustType(t, "string")},
+			{Name: "n", Type: mustType(t, "int64")},
+			{Name: "p", Type: mustType(t, "float64")},
+			{Name: "tags", Type: mustType(t, "list<string>")},
+			{Name: "raw_text", Keys: []string{"raw_text", "text"}, Type: mustType(t, "string")},
+			{Name: "st", Type: mustType(t, "list<struct<text:string,citations:list<string>>>")},
+		}
+	}
+	long := strings.Repeat("x", 200<<10) // far over bufio.Scanner's 64 KiB default
+	tests := []struct {
+		name    string
+		input   string
+		reject  bool
+		want    []string
+		rejects []string // rule:line
+		err     string
+	}{
+		{
+			name:  "pandas dialect: escaped slash, unicode escapes, surrogate pair, null, missing key",
+			input: `{"id":"a\/b","n":1,"p":0.902595571,"tags":["caf\u00e9","\ud83d\ude00"],"raw_text":null}` + "\n",
+			want:  []string{`{"id":"a/b","n":1,"p":0.902595571,"raw_text":null,"st":null,"tags":["café","😀"]}`},
+		},
+		{
+			name:  "text accepted for raw_text; raw_text wins when both present",
+			input: `{"id":"x","text":"old name"}` + "\n" + `{"id":"y","text":"old","raw_text":"new"}` + "\n",
+			want:  []string{`{"id":"x","n":null,"p":null,"raw_text":"old name","st":null,"tags":null}`, `{"id":"y","n":null,"p":null,"raw_text":"new","st":null,"tags":null}`},
+		},
+		{
+			name:  "list of structs, CRLF, blank line, integral float as int",
+			input: "{\"id\":\"s\",\"n\":2.0,\"st\":[{\"text\":\"\\nfirst\",\"citations\":[\"r1\",\"r2\"]},{\"citations\":[],\"text\":\"t\"}]}\r\n\r\n",
+			want:  []string{`{"id":"s","n":2,"p":null,"raw_text":null,"st":[{"citations":["r1","r2"],"text":"\nfirst"},{"citations":[],"text":"t"}],"tags":null}`},
+		},
+		{
+			name:  "a line of 200 KiB",
+			input: `{"id":"` + long + `"}` + "\n",
+			want:  []string{`{"id":"` + long + `","n":null,"p":null,"raw_text":null,"st":null,"tags":null}`},
+		},
+		{
+			name:    "wrong types are rejected with their line",
+			input:   `{"id":"ok"}` + "\n" + `{"id":"a","tags":"not a list"}` + "\n" + `{"id":"b","n":"3"}` + "\n" + `{"id":"c","n":1.5}` + "\n" + `{"id":"d","p":"0.5"}` + "\n" + `{"id":"e"}` + "\n",
+			want:    []string{`{"id":"ok","n":null,"p":null,"raw_text":null,"st":null,"tags":null}`, `{"id":"e","n":null,"p":null,"raw_text":null,"st":null,"tags":null}`},
+			rejects: []string{"type:2", "type:3", "type:4", "type:5"},
+		},
+		{
+			name:  "bad JSON fails with file and line",
+			input: `{"id":"ok"}` + "\n" + `{"id":"ok"}` + "\n" + `{"id": tru` + "\n",
+			err:   "data.jsonl:3: invalid JSON",
+		},
+		{
+			name:    "bad JSON rejected when asked",
+			input:   `{"id":"ok"}` + "\n" + `[1,2]` + "\n" + `{"id": tru` + "\n",
+			reject:  true,
+			want:    []string{`{"id":"ok","n":null,"p":null,"raw_text":null,"st":null,"tags":null}`},
+			rejects: []string{"decode:2", "decode:3"},
+		},
+		{
+			name:    "invalid UTF-8 is rejected",
+			input:   "{\"id\":\"\xff\xfe\"}\n",
+			rejects: []string{"type:1"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			p := writeFile(t, "data.jsonl", []byte(tt.input), false)
+			s := &JSONLines{Path: p, Name: "data.jsonl", Columns: cols(t), BatchRows: 2, RejectBadLines: tt.reject, Mem: mem}
+			rows, rejects, err := decodeAll(t, s)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(rows, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(tt.want, "\n"))
+			}
+			var got []string
+			for _, r := range rejects {
+				got = append(got, r.Rule+":"+itoa(r.Line))
+				if r.File != "data.jsonl" || r.Reason == "" || r.Row == "" {
+					t.Errorf("reject %+v lacks file, reason or row", r)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tt.rejects, ",") {
+				t.Errorf("rejects %v, want %v", got, tt.rejects)
+			}
+		})
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func fmtInt(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestJSONLinesFileErrors(t *testing.T) {
+	good := []byte(strings.Repeat(`{"id":"abcdefghij"}`+"\n", 5000))
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	w.Write(good)
+	w.Close()
+	tests := []struct {
+		name     string
+		data     []byte
+		gzip     bool
+		maxLine  int64
+		maxBytes int64
+		is       error
+		want     string
+	}{
+		{name: "truncated gzip", data: gz.Bytes()[:gz.Len()/2], gzip: true, is: ErrCorrupt, want: "file ends early"},
+		{name: "not gzip at all", data: []byte("plain text"), gzip: true, is: ErrCorrupt},
+		{name: "line over max_line_bytes", data: []byte(`{"id":"` + strings.Repeat("y", 5000) + `"}` + "\n"), maxLine: 1000, is: ErrLineTooLong, want: "x.jsonl:1:"},
+		{name: "decompressed size over max_bytes", data: gz.Bytes(), gzip: true, maxBytes: 10000, is: ErrTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			p := writeFile(t, "x.jsonl", tt.data, false)
+			s := &JSONLines{Path: p, Name: "x.jsonl", Gzip: tt.gzip, Columns: []JSONColumn{{Name: "id", Type: arrow.BinaryTypes.String}}, MaxLineBytes: tt.maxLine, MaxBytes: tt.maxBytes, Mem: mem}
+			_, _, err := decodeAll(t, s)
+			if !errors.Is(err, tt.is) {
+				t.Fatalf("err = %v, want %v", err, tt.is)
+			}
+			if !strings.Contains(err.Error(), "x.jsonl") || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err %q should name the file and say %q", err, tt.want)
+			}
+		})
+	}
+	t.Run("zero-byte gz and empty file have no rows", func(t *testing.T) {
+		for _, gzipped := range []bool{true, false} {
+			p := writeFile(t, "e.jsonl.gz", nil, false)
+			s := &JSONLines{Path: p, Name: "e", Gzip: gzipped, Columns: []JSONColumn{{Name: "id", Type: arrow.BinaryTypes.String}}}
+			rows, _, err := decodeAll(t, s)
+			if err != nil || len(rows) != 0 {
+				t.Fatalf("gzip=%v: rows %d err %v", gzipped, len(rows), err)
+			}
+		}
+	})
+	t.Run("gzip round trip keeps every line", func(t *testing.T) {
+		p := writeFile(t, "g.jsonl.gz", good, true)
+		s := &JSONLines{Path: p, Name: "g", Gzip: true, BatchRows: 333, Columns: []JSONColumn{{Name: "id", Type: arrow.BinaryTypes.String}}}
+		rows, _, err := decodeAll(t, s)
+		if err != nil || len(rows) != 5000 {
+			t.Fatalf("rows %d err %v", len(rows), err)
+		}
+	})
+}
+
+func TestJSONLinesLineNumbersAcrossChunks(t *testing.T) {
+	var in strings.Builder
+	for i := 1; i <= 100; i++ {
+		if i == 50 {
+			in.WriteString("\n") // blank lines still count as lines
+		}
+		in.WriteString(`{"id":"` + fmtInt(int64(i)) + `"}` + "\n")
+	}
+	p := writeFile(t, "l.jsonl", []byte(in.String()), false)
+	s := &JSONLines{Path: p, Name: "l", BatchRows: 7, Columns: []JSONColumn{{Name: "id", Type: arrow.BinaryTypes.String}}}
+	var lines []int64
+	err := s.Chunks(context.Background(), func(c pipeline.Chunk) error {
+		b, err := s.Decode(context.Background(), c, &pipeline.Rejects{})
+		if err != nil {
+			return err
+		}
+		defer b.Release()
+		lc := b.Column(1).(*array.Int64)
+		for i := 0; i < lc.Len(); i++ {
+			lines = append(lines, lc.Value(i))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 100 || lines[0] != 1 || lines[48] != 49 || lines[49] != 51 || lines[99] != 101 {
+		t.Fatalf("lines %v", lines)
+	}
+}
