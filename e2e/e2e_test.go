@@ -43,7 +43,13 @@ func TestMain(m *testing.M) {
 // runAgora runs agora run with the repository's pipeline.yaml.
 func runAgora(t *testing.T, data, out string, extra ...string) string {
 	t.Helper()
-	args := append([]string{"run", "--config", "../pipeline.yaml", "--data", data, "--out", out}, extra...)
+	return runAgoraArgs(t, append([]string{"run", "--config", "../pipeline.yaml", "--data", data, "--out", out}, extra...)...)
+}
+
+// runAgoraArgs runs agora with the given arguments and fails the test on
+// a non-zero exit.
+func runAgoraArgs(t *testing.T, args ...string) string {
+	t.Helper()
 	cmd := exec.Command(agoraBin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -36,8 +36,10 @@ func needsEscape(c byte) bool {
 // Non-ASCII UTF-8 is kept as is: Spark decodes %XX one byte per char and
 // would garble encoded UTF-8. A null becomes __HIVE_DEFAULT_PARTITION__;
 // so do the empty string (Spark and DuckDB read an empty segment as null)
-// and a literal "__HIVE_DEFAULT_PARTITION__", which is escaped instead so
-// it stays distinct.
+// and a literal "__HIVE_DEFAULT_PARTITION__" is escaped so that Spark and
+// DuckDB keep it distinct (pyarrow and polars unescape before comparing
+// and still read it as null). A value spelled "null" in any case is
+// escaped too, because DuckDB reads the bare word as NULL.
 func EscapePartitionValue(v *string) string {
 	if v == nil || *v == "" {
 		return HiveNull
@@ -59,6 +61,11 @@ func EscapePartitionValue(v *string) string {
 	}
 	if out == "." || out == ".." {
 		out = strings.ReplaceAll(out, ".", "%2E")
+	}
+	if strings.EqualFold(out, "null") {
+		// DuckDB reads a segment spelled NULL as SQL NULL; an escaped first
+		// letter keeps the string.
+		out = fmt.Sprintf("%%%02X", out[0]) + out[1:]
 	}
 	return out
 }

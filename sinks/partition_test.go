@@ -26,6 +26,8 @@ func TestEscapePartitionValue(t *testing.T) {
 		{"space", sp("Guinea pig"), "Guinea%20pig"},
 		{"non-ASCII kept", sp("café ’"), "café%20’"},
 		{"literal sentinel stays distinct from null", sp(HiveNull), "%5F_HIVE_DEFAULT_PARTITION__"},
+		{"the word NULL", sp("NULL"), "%4EULL"},
+		{"the word null", sp("null"), "%6Eull"},
 		{"control characters", sp("a\nb\tc"), "a%0Ab%09c"},
 		{"hive specials", sp(`"#'*:?\{[]^`), "%22%23%27%2A%3A%3F%5C%7B%5B%5D%5E"},
 	}
