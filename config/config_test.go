@@ -150,6 +150,9 @@ func TestParseType(t *testing.T) {
 			if dt.String() != tt.want {
 				t.Errorf("got %s, want %s", dt, tt.want)
 			}
+			if back := FormatType(dt); back != strings.ReplaceAll(tt.in, " ", "") && tt.in != "double" {
+				t.Errorf("FormatType gives %q", back)
+			}
 			if dt.ID() == arrow.LARGE_LIST || dt.ID() == arrow.LARGE_STRING {
 				t.Error("large types are not Spark-safe")
 			}

@@ -134,3 +134,36 @@ func (p *typeParser) parse() (arrow.DataType, error) {
 		return nil, fmt.Errorf("unknown type %q (want string, int64, int32, float64, bool, timestamp, date, list<..>, map<..,..>, struct<..>)", name)
 	}
 }
+
+// FormatType writes an Arrow type in the grammar ParseType reads, the
+// form shown in manifests and dataset cards (list<string>, not
+// list<item: utf8, nullable>).
+func FormatType(dt arrow.DataType) string {
+	switch t := dt.(type) {
+	case *arrow.StringType:
+		return "string"
+	case *arrow.Int64Type:
+		return "int64"
+	case *arrow.Int32Type:
+		return "int32"
+	case *arrow.Float64Type:
+		return "float64"
+	case *arrow.BooleanType:
+		return "bool"
+	case *arrow.TimestampType:
+		return "timestamp"
+	case *arrow.Date32Type:
+		return "date"
+	case *arrow.ListType:
+		return "list<" + FormatType(t.Elem()) + ">"
+	case *arrow.MapType:
+		return "map<" + FormatType(t.KeyType()) + "," + FormatType(t.ItemType()) + ">"
+	case *arrow.StructType:
+		parts := make([]string, t.NumFields())
+		for i, f := range t.Fields() {
+			parts[i] = f.Name + ":" + FormatType(f.Type)
+		}
+		return "struct<" + strings.Join(parts, ",") + ">"
+	}
+	return dt.String()
+}

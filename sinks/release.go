@@ -1,6 +1,7 @@
 package sinks
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -37,11 +38,14 @@ func (r *Release) Target() string { return filepath.Join(r.out, r.dataset) }
 
 // WriteJSON writes v as indented JSON into the staging folder and syncs it.
 func (r *Release) WriteJSON(name string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	return r.WriteFile(name, append(data, '\n'))
+	return r.WriteFile(name, buf.Bytes())
 }
 
 // WriteFile writes a file into the staging folder and syncs it.

@@ -64,7 +64,12 @@ func TestRunSamplesGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	delete(m, "libraries")
-	got, _ := json.MarshalIndent(m, "", "  ")
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	enc.Encode(m)
+	got := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	golden := filepath.Join("testdata", "crowdrag25.manifest.golden.json")
 	if *update {
 		os.WriteFile(golden, append(got, '\n'), 0o644)

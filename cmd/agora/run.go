@@ -300,7 +300,7 @@ func describeSchema(s *arrow.Schema, partitionBy []string) ([]ColumnInfo, string
 		if strings.HasPrefix(f.Name, "_") {
 			continue
 		}
-		ci := ColumnInfo{Name: f.Name, Type: f.Type.String()}
+		ci := ColumnInfo{Name: f.Name, Type: config.FormatType(f.Type)}
 		if isPart[f.Name] {
 			ci.Partition = true
 			parts = append(parts, ci)
