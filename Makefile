@@ -2,9 +2,11 @@
 GO      ?= go
 BIN     := bin/agora
 NPM_DIR := e2e/js
+VENV    := .venv
+PYTHON  ?= python3
 FUZZTIME ?= 30s
 
-.PHONY: all build run check test unit e2e npm vet fmt fmt-check samples fuzz bench clean
+.PHONY: all build run check test unit e2e npm interop vet fmt fmt-check samples fuzz bench clean
 
 all: build
 
@@ -43,6 +45,15 @@ $(NPM_DIR)/node_modules/.package-lock.json: $(NPM_DIR)/package-lock.json $(NPM_D
 e2e: npm
 	cd e2e && $(GO) test -count=1 ./...
 
+## interop: Spark (local), pyarrow, pandas and polars read every table (a pinned Python venv in .venv)
+interop: build $(VENV)/.installed
+	AGORA_BIN=$(CURDIR)/$(BIN) $(VENV)/bin/python -m pytest -q -p no:cacheprovider interop
+
+$(VENV)/.installed: interop/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r interop/requirements.txt
+	touch $@
+
 ## samples: regenerate the shipped sample inputs (byte-identical to the committed ones)
 samples:
 	$(GO) run ./cmd/agora-gen crowdrag25 --out testdata/crowdrag25 --topics 6 --rated-topics 4
@@ -60,4 +71,4 @@ bench:
 	$(GO) test -run=NONE -bench=. -benchmem ./stages ./sinks
 
 clean:
-	rm -rf bin out
+	rm -rf bin out $(VENV)

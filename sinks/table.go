@@ -179,6 +179,8 @@ func take(ctx context.Context, mem memory.Allocator, cols []arrow.Array, idx []i
 	return out, nil
 }
 
+// partValue returns row i's partition value as readers will see it: an
+// empty string is written as the null directory, so it is nil here too.
 func partValue(a arrow.Array, i int) *string {
 	if a.IsNull(i) {
 		return nil
@@ -186,6 +188,9 @@ func partValue(a arrow.Array, i int) *string {
 	s := a.ValueStr(i)
 	if sa, ok := a.(*array.String); ok {
 		s = sa.Value(i)
+	}
+	if s == "" {
+		return nil
 	}
 	return &s
 }
