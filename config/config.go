@@ -85,10 +85,16 @@ type Dataset struct {
 
 // Input declares one input file and how to decode it.
 type Input struct {
-	// Path is relative to the data root.
+	// Path is relative to the data root: a file, or for tsv a folder of
+	// files read in name order.
 	Path string `yaml:"path"`
-	// Format is the decoder: jsonl (optionally gzipped).
+	// Format is the decoder: jsonl (optionally gzipped) or tsv.
 	Format string `yaml:"format"`
+	// FileColumn (tsv) adds a column holding each row's file name.
+	FileColumn string `yaml:"file_column"`
+	// Skip (tsv) lists file-name globs in the folder that are not data;
+	// they, empty files and hidden files are passed over with a note.
+	Skip []string `yaml:"skip"`
 	// Compression is gzip, none, or auto (by the .gz suffix).
 	Compression string `yaml:"compression"`
 	// MaxLineBytes is the longest line accepted.
@@ -153,6 +159,38 @@ type Step struct {
 	Validate []Rule `yaml:"validate"`
 	// Derive adds computed columns.
 	Derive []Derivation `yaml:"derive"`
+	// Aggregate turns rows into one row per key.
+	Aggregate *Aggregate `yaml:"aggregate"`
+}
+
+// Aggregate groups rows by key columns, in the order keys first appear,
+// and computes one row per group. It holds its input in memory.
+type Aggregate struct {
+	// By lists the key columns.
+	By []string `yaml:"by"`
+	// Columns are the aggregates, each computed by a named function.
+	Columns []AggColumn `yaml:"columns"`
+}
+
+// AggColumn is one aggregate column.
+type AggColumn struct {
+	// Name is the new column.
+	Name string `yaml:"name"`
+	// Fn is count, count_non_null, first, last, min, max, sum or union.
+	Fn string `yaml:"fn"`
+	// Args are the input columns.
+	Args []string `yaml:"args"`
+	// When restricts the rows aggregated.
+	When *When `yaml:"when"`
+	// Exclude lists values union leaves out.
+	Exclude []string `yaml:"exclude"`
+}
+
+// When selects rows by a column's value.
+type When struct {
+	Column string `yaml:"column"`
+	// In lists the values selected.
+	In []string `yaml:"in"`
 }
 
 // Unpivot declares a wide-to-long transformation.
@@ -205,8 +243,23 @@ type Rule struct {
 	// SumsTo checks that the columns (null counts as 0) sum to Value within Tolerance.
 	SumsTo *SumRule `yaml:"sums_to"`
 	// Unique checks that the key columns are unique over the table; later
-	// duplicates are rejected.
+	// duplicates are rejected. Rows with a null key column are not
+	// checked (nulls are distinct, as in SQL).
 	Unique []string `yaml:"unique"`
+	// Equal checks that two columns are equal (numbers within Tolerance).
+	Equal *EqualRule `yaml:"equal"`
+	// When restricts the rule to some rows.
+	When *When `yaml:"when"`
+	// OnFail is reject (the default: the row goes to _rejects) or flag
+	// (the row is kept and the failure counted in the summary and the
+	// manifest).
+	OnFail string `yaml:"on_fail"`
+}
+
+// EqualRule compares two columns; null equals only null.
+type EqualRule struct {
+	Columns   []string `yaml:"columns"`
+	Tolerance float64  `yaml:"tolerance"`
 }
 
 // EnumRule allows a fixed set of string values.
@@ -254,6 +307,21 @@ type Derivation struct {
 	// Replace lets the derivation overwrite an existing column of the same
 	// name (used for case normalisation in place).
 	Replace bool `yaml:"replace"`
+	// Values is a list argument (nullif's values; split's elements to
+	// leave out).
+	Values []string `yaml:"values"`
+	// Index is a position argument (split_part's part).
+	Index int `yaml:"index"`
+	// Type is a type expression argument (parse_json's result type).
+	Type string `yaml:"type"`
+	// By lists key columns for derivations over earlier rows (lag,
+	// fill_down, occurrence by key).
+	By []string `yaml:"by"`
+	// Digits rounds a numeric result to this many decimals, the way
+	// Python's round does (-1: no rounding).
+	Digits *int `yaml:"digits"`
+	// When restricts the derivation to some rows; it is null elsewhere.
+	When *When `yaml:"when"`
 }
 
 // DatasetIDs returns the dataset ids in file order.

@@ -171,8 +171,11 @@ func (c *Config) validateInput(p string, in *Input, add addFunc) {
 	if in.Path == "" {
 		add(p+".path", ErrRequired, "give the path relative to the data root")
 	}
-	if in.Format != "jsonl" {
-		add(p+".format", ErrInvalid, "must be jsonl, got %q", in.Format)
+	if in.Format != "jsonl" && in.Format != "tsv" {
+		add(p+".format", ErrInvalid, "must be jsonl or tsv, got %q", in.Format)
+	}
+	if in.Format != "tsv" && (in.FileColumn != "" || in.Skip != nil) {
+		add(p+".format", ErrInvalid, "file_column and skip apply to tsv inputs only")
 	}
 	if in.Compression != "gzip" && in.Compression != "none" {
 		add(p+".compression", ErrInvalid, "must be gzip, none or auto, got %q", in.Compression)
@@ -254,6 +257,15 @@ func (c *Config) validateStep(p string, d *Dataset, s Step, add addFunc) {
 			c.validateRule(fmt.Sprintf("%s.validate[%d]", p, i), r, add)
 		}
 	}
+	if s.Aggregate != nil {
+		n++
+		if len(s.Aggregate.By) == 0 {
+			add(p+".aggregate.by", ErrRequired, "name the key columns")
+		}
+		if len(s.Aggregate.Columns) == 0 {
+			add(p+".aggregate.columns", ErrRequired, "declare the aggregate columns")
+		}
+	}
 	if s.Derive != nil {
 		n++
 		for i, dv := range s.Derive {
@@ -267,7 +279,7 @@ func (c *Config) validateStep(p string, d *Dataset, s Step, add addFunc) {
 		}
 	}
 	if n != 1 {
-		add(p, ErrInvalid, "a step has exactly one of rename, snake_case, drop, unpivot, explode, validate, derive (found %d)", n)
+		add(p, ErrInvalid, "a step has exactly one of rename, snake_case, drop, unpivot, explode, validate, derive, aggregate (found %d)", n)
 	}
 }
 
@@ -318,7 +330,19 @@ func (c *Config) validateRule(p string, r Rule, add addFunc) {
 			add(p+".unique", ErrRequired, "name the key columns")
 		}
 	}
+	if r.Equal != nil {
+		n++
+		if len(r.Equal.Columns) != 2 {
+			add(p+".equal.columns", ErrInvalid, "name exactly two columns")
+		}
+	}
 	if n != 1 {
-		add(p, ErrInvalid, "a rule has exactly one of required, enum, range, equal_lengths, list_length, sums_to, unique (found %d)", n)
+		add(p, ErrInvalid, "a rule has exactly one of required, enum, range, equal_lengths, list_length, sums_to, unique, equal (found %d)", n)
+	}
+	if r.OnFail != "" && r.OnFail != "reject" && r.OnFail != "flag" {
+		add(p+".on_fail", ErrInvalid, "must be reject or flag, got %q", r.OnFail)
+	}
+	if r.OnFail == "flag" && r.Unique != nil {
+		add(p+".on_fail", ErrInvalid, "a unique rule rejects; it cannot flag")
 	}
 }

@@ -62,6 +62,19 @@ type Flusher interface {
 	Flush(ctx context.Context, rej *Rejects) (arrow.RecordBatch, error)
 }
 
+// Noter is implemented by sources that have something to tell the user
+// that is neither an error nor a reject (a file passed over, say). Notes
+// is called after Chunks returns.
+type Noter interface {
+	Notes() []string
+}
+
+// Closer is implemented by stages that keep state between batches; the
+// runner calls Close once when the run ends, however it ends.
+type Closer interface {
+	Close()
+}
+
 // Namer is implemented by stages that have a name for error messages.
 type Namer interface {
 	Name() string

@@ -27,13 +27,32 @@ type Reject struct {
 	Row string
 }
 
-// Rejects collects the rejected rows of one chunk. It is not safe for
-// concurrent use; each chunk in flight has its own.
+// Flag is a failed check that does not reject its row: the row is
+// written and the failure is counted in the summary and the manifest.
+type Flag struct {
+	Rule   string `json:"-"`
+	Column string `json:"-"`
+	Reason string `json:"reason"`
+	File   string `json:"file"`
+	Line   int64  `json:"line"`
+}
+
+// Rejects collects the rejected rows (and flagged checks) of one chunk.
+// It is not safe for concurrent use; each chunk in flight has its own.
 type Rejects struct {
 	// File is the input file of the chunk.
-	File string
-	list []Reject
+	File  string
+	list  []Reject
+	flags []Flag
 }
+
+// Flag records a failed check on row i of b without rejecting the row.
+func (r *Rejects) Flag(b arrow.RecordBatch, i int, rule, column, reason string) {
+	r.flags = append(r.flags, Flag{Rule: rule, Column: column, Reason: reason, File: r.File, Line: LineOf(b, i)})
+}
+
+// Flags returns the flagged checks.
+func (r *Rejects) Flags() []Flag { return r.flags }
 
 // Add records a reject as given.
 func (r *Rejects) Add(x Reject) {

@@ -65,6 +65,23 @@ type Stats struct {
 	Rejected int64
 	// Duration is the wall time of the run.
 	Duration time.Duration
+	// Notes are the source's notes (files passed over, ...).
+	Notes []string
+	// Checks counts flagged (not rejected) check failures by rule, with
+	// the first few examples, in input order.
+	Checks []CheckStat
+}
+
+// MaxCheckExamples is how many failures of a flagged check are kept as
+// examples.
+const MaxCheckExamples = 10
+
+// CheckStat summarises one flagged check.
+type CheckStat struct {
+	Rule     string `json:"rule"`
+	Column   string `json:"column,omitempty"`
+	Failures int64  `json:"failures"`
+	Examples []Flag `json:"examples"`
 }
 
 type envelope struct {
@@ -100,8 +117,19 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 			break
 		}
 	}
-	if t.CountAfter > nparallel {
-		return st, fmt.Errorf("table %s: rows must reach the table's grain before the first ordered stage", t.Name)
+
+	var checks []CheckStat
+	addCheck := func(f Flag) {
+		for i := range checks {
+			if checks[i].Rule == f.Rule && checks[i].Column == f.Column {
+				checks[i].Failures++
+				if len(checks[i].Examples) < MaxCheckExamples {
+					checks[i].Examples = append(checks[i].Examples, f)
+				}
+				return
+			}
+		}
+		checks = append(checks, CheckStat{Rule: f.Rule, Column: f.Column, Failures: 1, Examples: []Flag{f}})
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
@@ -206,12 +234,17 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 		var next int64
 		emit := func(e *envelope, from int) error {
 			defer e.release()
+			if from > 0 && nparallel+from == t.CountAfter {
+				count(e)
+			}
 			for j := from; j < len(ordered); j++ {
-				if e.batch == nil {
-					break
+				if e.batch != nil {
+					if err := process(gctx, t.Name, stageName(ordered[j], nparallel+j), ordered[j], e); err != nil {
+						return err
+					}
 				}
-				if err := process(gctx, t.Name, stageName(ordered[j], nparallel+j), ordered[j], e); err != nil {
-					return err
+				if nparallel+j+1 == t.CountAfter {
+					count(e)
 				}
 			}
 			if e.batch != nil && e.batch.NumRows() > 0 {
@@ -228,6 +261,9 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 					return fmt.Errorf("table %s: rejects: %w", t.Name, err)
 				}
 				rejected.Add(int64(n))
+			}
+			for _, f := range e.rej.Flags() {
+				addCheck(f)
 			}
 			return nil
 		}
@@ -273,6 +309,11 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 	})
 
 	err = g.Wait()
+	for _, s := range t.Stages {
+		if c, ok := s.(Closer); ok {
+			c.Close()
+		}
+	}
 	// Release whatever is left in the channels after a failure.
 	for _, ch := range append([]chan *envelope{chunks}, chans...) {
 		drain(ch)
@@ -284,6 +325,10 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 		Written:   written.Load(),
 		Rejected:  rejected.Load(),
 		Duration:  time.Since(start),
+		Checks:    checks,
+	}
+	if n, ok := t.Source.(Noter); ok {
+		st.Notes = n.Notes()
 	}
 	if err != nil {
 		return st, err

@@ -75,10 +75,30 @@ func BuildTable(cfg *config.Config, dataset, table, dataRoot string, mem memory.
 	return b, nil
 }
 
+// Source is a pipeline.Source that knows the schema of its batches.
+type Source interface {
+	pipeline.Source
+	Schema() (*arrow.Schema, error)
+}
+
 // NewSource builds the decoder for an input; the path is resolved against
 // the data root.
-func NewSource(cfg *config.Config, in *config.Input, dataRoot string, mem memory.Allocator) (*JSONLines, string, error) {
+func NewSource(cfg *config.Config, in *config.Input, dataRoot string, mem memory.Allocator) (Source, string, error) {
 	path := filepath.Join(dataRoot, filepath.FromSlash(in.Path))
+	if in.Format == "tsv" {
+		cols := make([]TSVColumn, len(in.Columns))
+		for i, c := range in.Columns {
+			t, err := config.ParseType(c.Type)
+			if err != nil {
+				return nil, "", err
+			}
+			cols[i] = TSVColumn{Name: c.Name, Type: t}
+		}
+		return &TSVFolder{
+			Path: path, Name: in.Path, Columns: cols, FileColumn: in.FileColumn, Skip: in.Skip,
+			BatchRows: cfg.BatchRows, MaxLineBytes: in.MaxLineBytes, MaxBytes: in.MaxBytes, Mem: mem,
+		}, path, nil
+	}
 	cols := make([]JSONColumn, len(in.Columns))
 	for i, c := range in.Columns {
 		t, err := config.ParseType(c.Type)
@@ -128,6 +148,9 @@ func buildStep(mem memory.Allocator, d *config.Dataset, in *arrow.Schema, s conf
 		return v, in, false, nil
 	case s.Derive != nil:
 		st, err = NewDerive(mem, in, s.Derive)
+	case s.Aggregate != nil:
+		st, err = NewAggregate(mem, in, s.Aggregate)
+		grain = true
 	default:
 		return nil, nil, false, errors.New("empty step")
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/compute/exec"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/agora-etl/agora/config"
@@ -23,12 +25,17 @@ type Deriver struct {
 	Type arrow.DataType
 	// Compute returns the column for b; the caller owns it.
 	Compute func(b arrow.RecordBatch) (arrow.Array, error)
+	// ComputeRows, when set instead of Compute, may also report rows it
+	// cannot derive (bad[i] = reason); those rows are rejected.
+	ComputeRows func(b arrow.RecordBatch, bad map[int]string) (arrow.Array, error)
 	// Ordered says the column depends on earlier rows (the step then runs
 	// in input order).
 	Ordered bool
 	// Whole says the column depends on every row of the table (the step
 	// then holds all rows until the end).
 	Whole bool
+	// Close, if set, releases state kept between batches.
+	Close func()
 }
 
 // DeriveFunc builds a Deriver for an input schema from its YAML
@@ -102,6 +109,14 @@ func NewDerive(mem memory.Allocator, in *arrow.Schema, specs []config.Derivation
 		if err != nil {
 			return nil, fmt.Errorf("derive[%d] %s: %w", i, s.Fn, err)
 		}
+		if s.When != nil {
+			if colIndex(cur, s.When.Column) < 0 {
+				return nil, fmt.Errorf("derive[%d] when: %w %q", i, ErrNoColumn, s.When.Column)
+			}
+			if len(s.When.In) == 0 {
+				return nil, fmt.Errorf("derive[%d] when: list the values in in", i)
+			}
+		}
 		fields := append([]arrow.Field(nil), cur.Fields()...)
 		at := colIndex(cur, s.Name)
 		if at >= 0 && !s.Replace {
@@ -125,17 +140,30 @@ func NewDerive(mem memory.Allocator, in *arrow.Schema, specs []config.Derivation
 
 // Process adds the derived columns, or holds the batch when a derivation
 // needs the whole table.
-func (d *Derive) Process(_ context.Context, in arrow.RecordBatch, _ *pipeline.Rejects) (arrow.RecordBatch, error) {
+func (d *Derive) Process(_ context.Context, in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
 	if d.whole {
 		in.Retain()
 		d.held = append(d.held, in)
 		return nil, nil
 	}
-	return d.apply(in)
+	return d.apply(in, rej)
+}
+
+// Close releases the derivations' state and any held batches.
+func (d *Derive) Close() {
+	for _, der := range d.ders {
+		if der.Close != nil {
+			der.Close()
+		}
+	}
+	for _, b := range d.held {
+		b.Release()
+	}
+	d.held = nil
 }
 
 // Flush derives over every held row at once.
-func (d *Derive) Flush(_ context.Context, _ *pipeline.Rejects) (arrow.RecordBatch, error) {
+func (d *Derive) Flush(_ context.Context, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
 	if !d.whole || len(d.held) == 0 {
 		return nil, nil
 	}
@@ -150,17 +178,42 @@ func (d *Derive) Flush(_ context.Context, _ *pipeline.Rejects) (arrow.RecordBatc
 		return nil, err
 	}
 	defer all.Release()
-	return d.apply(all)
+	return d.apply(all, rej)
 }
 
-func (d *Derive) apply(in arrow.RecordBatch) (arrow.RecordBatch, error) {
+func (d *Derive) apply(in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
 	cur := in
 	cur.Retain()
+	bad := map[int]string{}
+	badRule := map[int]string{}
 	for i, der := range d.ders {
-		col, err := der.Compute(cur)
+		spec := d.specs[i]
+		var col arrow.Array
+		var err error
+		if der.ComputeRows != nil {
+			rowBad := map[int]string{}
+			col, err = der.ComputeRows(cur, rowBad)
+			for r, why := range rowBad {
+				if _, seen := bad[r]; !seen && matches(cur, spec.When, r) {
+					bad[r] = spec.Name + ": " + why
+					badRule[r] = spec.Fn
+				}
+			}
+		} else {
+			col, err = der.Compute(cur)
+		}
 		if err != nil {
 			cur.Release()
-			return nil, fmt.Errorf("%s: %w", d.specs[i].Name, err)
+			return nil, fmt.Errorf("%s: %w", spec.Name, err)
+		}
+		if spec.When != nil {
+			masked, err := maskRows(d.mem, cur, col, spec.When)
+			col.Release()
+			if err != nil {
+				cur.Release()
+				return nil, fmt.Errorf("%s: %w", spec.Name, err)
+			}
+			col = masked
 		}
 		cols := append([]arrow.Array(nil), cur.Columns()...)
 		if at := d.replace[i]; at >= 0 {
@@ -173,7 +226,53 @@ func (d *Derive) apply(in arrow.RecordBatch) (arrow.RecordBatch, error) {
 		cur.Release()
 		cur = next
 	}
-	return cur, nil
+	if len(bad) == 0 {
+		return cur, nil
+	}
+	defer cur.Release()
+	keep := make([]int64, 0, cur.NumRows())
+	for r := 0; r < int(cur.NumRows()); r++ {
+		if why, ok := bad[r]; ok {
+			rej.AddRow(in, r, badRule[r], "", why)
+			continue
+		}
+		keep = append(keep, int64(r))
+	}
+	return takeRows(context.Background(), d.mem, cur, keep)
+}
+
+// matches reports whether row i passes a when condition (nil passes).
+func matches(b arrow.RecordBatch, w *config.When, i int) bool {
+	if w == nil {
+		return true
+	}
+	c := colIndex(b.Schema(), w.Column)
+	if c < 0 || b.Column(c).IsNull(i) {
+		return false
+	}
+	v := valueString(b.Column(c), i)
+	for _, x := range w.In {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// maskRows returns col with rows not matching w set to null.
+func maskRows(mem memory.Allocator, b arrow.RecordBatch, col arrow.Array, w *config.When) (arrow.Array, error) {
+	ib := array.NewInt64Builder(mem)
+	defer ib.Release()
+	for i := 0; i < int(b.NumRows()); i++ {
+		if matches(b, w, i) {
+			ib.Append(int64(i))
+		} else {
+			ib.AppendNull()
+		}
+	}
+	idx := ib.NewArray()
+	defer idx.Release()
+	return compute.TakeArray(exec.WithAllocator(context.Background(), mem), col, idx)
 }
 
 func concatBatches(mem memory.Allocator, s *arrow.Schema, bs []arrow.RecordBatch) (arrow.RecordBatch, error) {

@@ -22,6 +22,8 @@ type rowCheck func(b arrow.RecordBatch, i int) (column, reason string)
 type rule struct {
 	name  string
 	check rowCheck
+	flag  bool // count the failure, keep the row
+	when  *config.When
 }
 
 // Validate applies declarative rules to each row. A row that breaks a
@@ -56,13 +58,61 @@ func NewValidate(mem memory.Allocator, in *arrow.Schema, rules []config.Rule) (*
 }
 
 func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
+	if r.When != nil {
+		if colIndex(in, r.When.Column) < 0 {
+			return fmt.Errorf("when: %w %q", ErrNoColumn, r.When.Column)
+		}
+		if r.Unique != nil {
+			return fmt.Errorf("when does not apply to unique")
+		}
+	}
+	n := len(v.rules)
+	defer func() {
+		for i := n; i < len(v.rules); i++ {
+			v.rules[i].flag = r.OnFail == "flag"
+			v.rules[i].when = r.When
+		}
+	}()
 	switch {
+	case r.Equal != nil:
+		idx, err := needColumns(in, r.Equal.Columns...)
+		if err != nil {
+			return err
+		}
+		a, b := in.Field(idx[0]).Type, in.Field(idx[1]).Type
+		numeric := isNumeric(a) && isNumeric(b) && !isList(a) && !isList(b)
+		if !numeric && !arrow.TypeEqual(a, b) {
+			return fmt.Errorf("equal: columns %s (%s) and %s (%s) cannot be compared", r.Equal.Columns[0], a, r.Equal.Columns[1], b)
+		}
+		tol := r.Equal.Tolerance
+		v.rules = append(v.rules, rule{name: "equal", check: func(b arrow.RecordBatch, i int) (string, string) {
+			x, y := b.Column(idx[0]), b.Column(idx[1])
+			if x.IsNull(i) || y.IsNull(i) {
+				if x.IsNull(i) != y.IsNull(i) {
+					return r.Equal.Columns[0], fmt.Sprintf("%s is %s, %s is %s", r.Equal.Columns[0], x.ValueStr(i), r.Equal.Columns[1], y.ValueStr(i))
+				}
+				return "", ""
+			}
+			if numeric {
+				var p, q float64
+				eachNumber(x, i, func(f float64) bool { p = f; return true })
+				eachNumber(y, i, func(f float64) bool { q = f; return true })
+				if !(math.Abs(p-q) <= tol) {
+					return r.Equal.Columns[0], fmt.Sprintf("%s is %s, %s is %s", r.Equal.Columns[0], fmtNum(p), r.Equal.Columns[1], fmtNum(q))
+				}
+				return "", ""
+			}
+			if rowKey(b, idx[:1], i) != rowKey(b, idx[1:], i) {
+				return r.Equal.Columns[0], fmt.Sprintf("%s is %s, %s is %s", r.Equal.Columns[0], x.ValueStr(i), r.Equal.Columns[1], y.ValueStr(i))
+			}
+			return "", ""
+		}})
 	case r.Required != nil:
 		idx, err := needColumns(in, r.Required...)
 		if err != nil {
 			return err
 		}
-		v.rules = append(v.rules, rule{"required", func(b arrow.RecordBatch, i int) (string, string) {
+		v.rules = append(v.rules, rule{name: "required", check: func(b arrow.RecordBatch, i int) (string, string) {
 			for k, c := range idx {
 				if b.Column(c).IsNull(i) {
 					return r.Required[k], "is null"
@@ -86,7 +136,7 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 			allowed[val] = true
 		}
 		c, col := idx[0], r.Enum.Column
-		v.rules = append(v.rules, rule{"enum", func(b arrow.RecordBatch, i int) (string, string) {
+		v.rules = append(v.rules, rule{name: "enum", check: func(b arrow.RecordBatch, i int) (string, string) {
 			bad, found := "", false
 			eachString(b.Column(c), i, func(s string) bool {
 				k := s
@@ -120,7 +170,7 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 			hi = *r.Range.Max
 		}
 		c, col := idx[0], r.Range.Column
-		v.rules = append(v.rules, rule{"range", func(b arrow.RecordBatch, i int) (string, string) {
+		v.rules = append(v.rules, rule{name: "range", check: func(b arrow.RecordBatch, i int) (string, string) {
 			var bad float64
 			found := false
 			eachNumber(b.Column(c), i, func(f float64) bool {
@@ -145,7 +195,7 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 				return fmt.Errorf("equal_lengths: column %s is %s, not a list", r.EqualLengths[k], in.Field(c).Type)
 			}
 		}
-		v.rules = append(v.rules, rule{"equal_lengths", func(b arrow.RecordBatch, i int) (string, string) {
+		v.rules = append(v.rules, rule{name: "equal_lengths", check: func(b arrow.RecordBatch, i int) (string, string) {
 			lens := make([]string, len(idx))
 			same := true
 			first := 0
@@ -175,7 +225,7 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 			return fmt.Errorf("list_length: column %s is not a list", r.ListLength.Column)
 		}
 		c, want := idx[0], r.ListLength.Length
-		v.rules = append(v.rules, rule{"list_length", func(b arrow.RecordBatch, i int) (string, string) {
+		v.rules = append(v.rules, rule{name: "list_length", check: func(b arrow.RecordBatch, i int) (string, string) {
 			if l := listLen(b.Column(c), i); l >= 0 && l != want {
 				return r.ListLength.Column, fmt.Sprintf("has %d elements, want %d", l, want)
 			}
@@ -192,7 +242,7 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 			}
 		}
 		want, tol := r.SumsTo.Value, r.SumsTo.Tolerance
-		v.rules = append(v.rules, rule{"sums_to", func(b arrow.RecordBatch, i int) (string, string) {
+		v.rules = append(v.rules, rule{name: "sums_to", check: func(b arrow.RecordBatch, i int) (string, string) {
 			sum := 0.0
 			for _, c := range idx {
 				eachNumber(b.Column(c), i, func(f float64) bool { sum += f; return true })
@@ -224,13 +274,24 @@ func (v *Validate) Process(ctx context.Context, in arrow.RecordBatch, rej *pipel
 rows:
 	for i := 0; i < n; i++ {
 		for _, r := range v.rules {
+			if r.when != nil && !matches(in, r.when, i) {
+				continue
+			}
 			if col, reason := r.check(in, i); reason != "" {
+				if r.flag {
+					rej.Flag(in, i, r.name, col, reason)
+					continue
+				}
 				rej.AddRow(in, i, r.name, col, reason)
 				continue rows
 			}
 		}
 		// Check every key before recording any, so a rejected row claims none.
 		for u, idx := range v.unique {
+			keys[u] = ""
+			if anyNull(in, idx, i) {
+				continue // nulls are distinct
+			}
 			keys[u] = rowKey(in, idx, i)
 			if first, dup := v.seen[u][keys[u]]; dup {
 				rej.AddRow(in, i, "unique", strings.Join(v.names[u], ","), fmt.Sprintf("duplicate key (%s); first seen at line %d", strings.Join(v.names[u], ", "), first))
@@ -238,7 +299,9 @@ rows:
 			}
 		}
 		for u := range v.unique {
-			v.seen[u][keys[u]] = pipeline.LineOf(in, i)
+			if keys[u] != "" {
+				v.seen[u][keys[u]] = pipeline.LineOf(in, i)
+			}
 		}
 		keep = append(keep, int64(i))
 	}
@@ -247,6 +310,15 @@ rows:
 		return in, nil
 	}
 	return takeRows(ctx, v.mem, in, keep)
+}
+
+func anyNull(b arrow.RecordBatch, idx []int, i int) bool {
+	for _, c := range idx {
+		if b.Column(c).IsNull(i) {
+			return true
+		}
+	}
+	return false
 }
 
 func isList(t arrow.DataType) bool { _, ok := t.(*arrow.ListType); return ok }

@@ -131,6 +131,7 @@ func newRunCmd(stdout, stderr io.Writer, check bool) *cobra.Command {
 		opts.DryRun = check
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "dataset\ttable\trows in\twritten\trejected\tfiles\tseconds\t")
+		var notes []string
 		err = runAll(cmd.Context(), cfg, opts, func(r *DatasetResult) {
 			for _, t := range r.Tables {
 				files := 0
@@ -141,12 +142,27 @@ func newRunCmd(stdout, stderr io.Writer, check bool) *cobra.Command {
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.2f\t\n", r.ID, t.Name, t.RowsIn, t.Written, t.Rejected, files, t.Seconds)
 				log.Info("table done", "dataset", r.ID, "table", t.Name, "rows_in", t.RowsIn, "written", t.Written, "rejected", t.Rejected, "files", files)
+				for _, c := range t.Checks {
+					ex := ""
+					if len(c.Examples) > 0 {
+						ex = fmt.Sprintf(", first at %s:%d: %s", c.Examples[0].File, c.Examples[0].Line, c.Examples[0].Reason)
+					}
+					notes = append(notes, fmt.Sprintf("%s/%s: check %s on %s failed on %d rows (kept, flagged in manifest.json)%s", r.ID, t.Name, c.Rule, c.Column, c.Failures, ex))
+				}
+				for _, n := range t.Notes {
+					if !slices.Contains(notes, r.ID+": "+n) {
+						notes = append(notes, r.ID+": "+n)
+					}
+				}
 			}
 			if r.Target != "" {
 				log.Info("published", "dataset", r.ID, "path", r.Target, "seconds", r.Duration.Seconds())
 			}
 		})
 		tw.Flush()
+		for _, n := range notes {
+			fmt.Fprintln(stdout, "note:", n)
+		}
 		return err
 	}
 	return cmd

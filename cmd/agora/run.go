@@ -44,19 +44,23 @@ type runOptions struct {
 // TableResult is one table's accounting, as printed and as stored in the
 // manifest.
 type TableResult struct {
-	Name        string            `json:"name"`
-	Description string            `json:"description,omitempty"`
-	Input       string            `json:"input"`
-	PartitionBy []string          `json:"partition_by,omitempty"`
-	InputRows   int64             `json:"input_rows"`
-	RowsIn      int64             `json:"rows_in"`
-	Written     int64             `json:"rows_written"`
-	Rejected    int64             `json:"rows_rejected"`
-	Schema      []ColumnInfo      `json:"schema"`
-	SchemaHash  string            `json:"schema_sha256"`
-	Files       []sinks.FileInfo  `json:"files"`
-	Columns     map[string]string `json:"-"`
-	Seconds     float64           `json:"-"`
+	Name        string           `json:"name"`
+	Description string           `json:"description,omitempty"`
+	Input       string           `json:"input"`
+	PartitionBy []string         `json:"partition_by,omitempty"`
+	InputRows   int64            `json:"input_rows"`
+	RowsIn      int64            `json:"rows_in"`
+	Written     int64            `json:"rows_written"`
+	Rejected    int64            `json:"rows_rejected"`
+	Schema      []ColumnInfo     `json:"schema"`
+	SchemaHash  string           `json:"schema_sha256"`
+	Files       []sinks.FileInfo `json:"files"`
+	// Checks are flagged checks that failed (rows kept).
+	Checks []pipeline.CheckStat `json:"checks,omitempty"`
+	// Notes are things the source passed over.
+	Notes   []string          `json:"notes,omitempty"`
+	Columns map[string]string `json:"-"`
+	Seconds float64           `json:"-"`
 }
 
 // ColumnInfo is one output column in the manifest.
@@ -67,10 +71,19 @@ type ColumnInfo struct {
 	Partition bool `json:"partition,omitempty"`
 }
 
-// InputInfo fingerprints one input file.
+// InputInfo fingerprints one input file or folder. For a folder, SHA256
+// hashes the sorted "name sha256" lines of its files, listed in Files.
 type InputInfo struct {
-	ID     string `json:"id"`
-	Path   string `json:"path"`
+	ID     string       `json:"id"`
+	Path   string       `json:"path"`
+	Bytes  int64        `json:"bytes"`
+	SHA256 string       `json:"sha256"`
+	Files  []FileDigest `json:"files,omitempty"`
+}
+
+// FileDigest is one file of an input folder.
+type FileDigest struct {
+	Name   string `json:"name"`
 	Bytes  int64  `json:"bytes"`
 	SHA256 string `json:"sha256"`
 }
@@ -264,6 +277,8 @@ func runTable(ctx context.Context, cfg *config.Config, id, name string, t *confi
 		Rejected:    st.Rejected,
 		Columns:     t.Columns,
 		Seconds:     st.Duration.Seconds(),
+		Checks:      st.Checks,
+		Notes:       st.Notes,
 	}
 	res.Schema, res.SchemaHash = describeSchema(b.Schema, t.PartitionBy)
 	if err != nil {
@@ -337,14 +352,14 @@ func fingerprintInputs(d *config.Dataset, dataRoot string) ([]InputInfo, error) 
 				mu.Unlock()
 				return nil
 			}
-			sum, err := fileSHA256(p)
+			info, err := fingerprint(id, in.Path, p, fi)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				errs = append(errs, fmt.Errorf("input %s: %w", id, err))
 				return nil
 			}
-			out = append(out, InputInfo{ID: id, Path: in.Path, Bytes: fi.Size(), SHA256: sum})
+			out = append(out, info)
 			return nil
 		})
 	}
@@ -354,6 +369,38 @@ func fingerprintInputs(d *config.Dataset, dataRoot string) ([]InputInfo, error) 
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
+}
+
+// fingerprint hashes an input file, or every file of an input folder.
+func fingerprint(id, rel, p string, fi os.FileInfo) (InputInfo, error) {
+	if !fi.IsDir() {
+		sum, err := fileSHA256(p)
+		return InputInfo{ID: id, Path: rel, Bytes: fi.Size(), SHA256: sum}, err
+	}
+	entries, err := os.ReadDir(p)
+	if err != nil {
+		return InputInfo{}, err
+	}
+	info := InputInfo{ID: id, Path: rel}
+	h := sha256.New()
+	for _, e := range entries { // ReadDir sorts by name
+		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		st, err := e.Info()
+		if err != nil {
+			return InputInfo{}, err
+		}
+		sum, err := fileSHA256(filepath.Join(p, e.Name()))
+		if err != nil {
+			return InputInfo{}, err
+		}
+		info.Files = append(info.Files, FileDigest{Name: e.Name(), Bytes: st.Size(), SHA256: sum})
+		info.Bytes += st.Size()
+		fmt.Fprintf(h, "%s %s\n", e.Name(), sum)
+	}
+	info.SHA256 = hex.EncodeToString(h.Sum(nil))
+	return info, nil
 }
 
 func fileSHA256(p string) (string, error) {

@@ -1,0 +1,515 @@
+package stages
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/compute/exec"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/valyala/fastjson"
+
+	"github.com/agora-etl/agora/config"
+)
+
+// SQLUnquote undoes SQL-style quoting: a value wrapped in single quotes
+// whose inner quotes are all doubled ('isn”t') becomes the inner text
+// with single quotes (isn't). Anything else is returned as it is.
+func SQLUnquote(s string) string {
+	if len(s) < 2 || s[0] != '\'' || s[len(s)-1] != '\'' {
+		return s
+	}
+	inner := s[1 : len(s)-1]
+	var b strings.Builder
+	for i := 0; i < len(inner); i++ {
+		if inner[i] != '\'' {
+			b.WriteByte(inner[i])
+			continue
+		}
+		if i+1 < len(inner) && inner[i+1] == '\'' {
+			b.WriteByte('\'')
+			i++
+			continue
+		}
+		return s // a lone quote inside: not SQL quoting
+	}
+	return b.String()
+}
+
+// pyRound rounds like Python's round(x, digits): to the nearest decimal
+// of the exact binary value, ties to even.
+func pyRound(x float64, digits int) float64 {
+	if digits < 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
+	}
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'f', digits, 64), 64)
+	return v
+}
+
+// WasonCorrect returns the cards that must be turned in the Wason
+// selection task: vowels and odd digits, in the order given.
+func WasonCorrect(cards []string) []string {
+	out := []string{}
+	for _, c := range cards {
+		if isWasonCorrect(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func isWasonCorrect(c string) bool {
+	switch strings.ToUpper(c) {
+	case "A", "E", "I", "O", "U", "1", "3", "5", "7", "9":
+		return true
+	}
+	return false
+}
+
+// WasonScore is a participant's score: the share of the cards whose
+// selected or not-selected state is right.
+func WasonScore(cards, selected []string) float64 {
+	if len(cards) == 0 {
+		return 0
+	}
+	sel := map[string]bool{}
+	for _, s := range selected {
+		sel[s] = true
+	}
+	right := 0
+	for _, c := range cards {
+		if sel[c] == isWasonCorrect(c) {
+			right++
+		}
+	}
+	return float64(right) / float64(len(cards))
+}
+
+func stringList(l *array.List, i int) []string {
+	if l.IsNull(i) {
+		return nil
+	}
+	s, e := l.ValueOffsets(i)
+	vals := l.ListValues().(*array.String)
+	out := make([]string, 0, e-s)
+	for j := s; j < e; j++ {
+		out = append(out, vals.Value(int(j)))
+	}
+	return out
+}
+
+func digitsOf(d config.Derivation) int {
+	if d.Digits == nil {
+		return -1
+	}
+	return *d.Digits
+}
+
+func float64Of(mem memory.Allocator, n int, f func(i int) (float64, bool)) arrow.Array {
+	fb := array.NewFloat64Builder(mem)
+	defer fb.Release()
+	for i := 0; i < n; i++ {
+		if v, ok := f(i); ok {
+			fb.Append(v)
+		} else {
+			fb.AppendNull()
+		}
+	}
+	return fb.NewArray()
+}
+
+func stringOf(mem memory.Allocator, n int, f func(i int) (string, bool)) arrow.Array {
+	sb := array.NewStringBuilder(mem)
+	defer sb.Release()
+	for i := 0; i < n; i++ {
+		if v, ok := f(i); ok {
+			sb.Append(v)
+		} else {
+			sb.AppendNull()
+		}
+	}
+	return sb.NewArray()
+}
+
+func isMapStringList(t arrow.DataType) bool {
+	m, ok := t.(*arrow.MapType)
+	return ok && m.KeyType().ID() == arrow.STRING && isStringList(m.ItemType())
+}
+
+// orderedByKey builds per-key state for derivations over earlier rows.
+func keyIndexes(in *arrow.Schema, d config.Derivation) ([]int, error) {
+	if len(d.By) == 0 {
+		return nil, nil
+	}
+	return needColumns(in, d.By...)
+}
+
+func init() {
+	Register("split", "[string column], value: separator, values: [left out]", "Splits a string into a list<string> on the separator, leaving out elements listed in values; an empty string gives an empty list.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 1)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantType(in, idx[0], isString, "string"); err != nil {
+			return nil, err
+		}
+		if d.Value == "" {
+			return nil, fmt.Errorf("value must be the separator")
+		}
+		drop := map[string]bool{}
+		for _, v := range d.Values {
+			drop[v] = true
+		}
+		return &Deriver{Type: arrow.ListOf(arrow.BinaryTypes.String), Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			s := b.Column(idx[0]).(*array.String)
+			lb := array.NewListBuilder(mem, arrow.BinaryTypes.String)
+			defer lb.Release()
+			vb := lb.ValueBuilder().(*array.StringBuilder)
+			for i := 0; i < s.Len(); i++ {
+				if s.IsNull(i) {
+					lb.AppendNull()
+					continue
+				}
+				lb.Append(true)
+				if v := s.Value(i); v != "" {
+					for _, p := range strings.Split(v, d.Value) {
+						if !drop[p] {
+							vb.Append(p)
+						}
+					}
+				}
+			}
+			return lb.NewArray(), nil
+		}}, nil
+	})
+
+	Register("split_part", "[string column], value: separator, index", "The index-th (0-based) part of a string split on the separator; null when there is no such part.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 1)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantType(in, idx[0], isString, "string"); err != nil {
+			return nil, err
+		}
+		if d.Value == "" || d.Index < 0 {
+			return nil, fmt.Errorf("value must be the separator and index ≥ 0")
+		}
+		return &Deriver{Type: arrow.BinaryTypes.String, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			s := b.Column(idx[0]).(*array.String)
+			return stringOf(mem, s.Len(), func(i int) (string, bool) {
+				if s.IsNull(i) {
+					return "", false
+				}
+				parts := strings.Split(s.Value(i), d.Value)
+				if d.Index >= len(parts) {
+					return "", false
+				}
+				return parts[d.Index], true
+			}), nil
+		}}, nil
+	})
+
+	Register("nullif", "[string column], values", "The string, or null when it is one of values (e.g. the literal None, 0 or an empty field).", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 1)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantType(in, idx[0], isString, "string"); err != nil {
+			return nil, err
+		}
+		null := map[string]bool{}
+		for _, v := range d.Values {
+			null[v] = true
+		}
+		return &Deriver{Type: arrow.BinaryTypes.String, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			s := b.Column(idx[0]).(*array.String)
+			return stringOf(mem, s.Len(), func(i int) (string, bool) {
+				if s.IsNull(i) || null[s.Value(i)] {
+					return "", false
+				}
+				return s.Value(i), true
+			}), nil
+		}}, nil
+	})
+
+	Register("sql_unquote", "[string column]", "Undoes SQL-style quoting: 'isn''t' becomes isn't; text that is not wrapped that way is kept.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 1)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantType(in, idx[0], isString, "string"); err != nil {
+			return nil, err
+		}
+		return &Deriver{Type: arrow.BinaryTypes.String, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			return mapStrings(mem, b.Column(idx[0]), SQLUnquote), nil
+		}}, nil
+	})
+
+	Register("parse_json", "[string column], type", "Parses JSON text into the given type (e.g. map<string,list<string>>); a row whose text is not valid JSON of that type is rejected.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 1)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantType(in, idx[0], isString, "string"); err != nil {
+			return nil, err
+		}
+		t, err := config.ParseType(d.Type)
+		if err != nil {
+			return nil, err
+		}
+		fn, err := compileValue(t)
+		if err != nil {
+			return nil, err
+		}
+		return &Deriver{Type: t, ComputeRows: func(b arrow.RecordBatch, bad map[int]string) (arrow.Array, error) {
+			s := b.Column(idx[0]).(*array.String)
+			bld := array.NewBuilder(mem, t)
+			defer bld.Release()
+			var p fastjson.Parser
+			for i := 0; i < s.Len(); i++ {
+				if s.IsNull(i) || s.Value(i) == "" {
+					bld.AppendNull()
+					continue
+				}
+				v, err := p.Parse(s.Value(i))
+				if err == nil {
+					err = fn.check(v)
+				}
+				if err != nil {
+					bad[i] = fmt.Sprintf("invalid JSON for %s: %v", d.Type, err)
+					bld.AppendNull()
+					continue
+				}
+				fn.append(bld, v)
+			}
+			return bld.NewArray(), nil
+		}}, nil
+	})
+
+	Register("map_keys", "[map column]", "The keys of a map, as a list<string>.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 1)
+		if err != nil {
+			return nil, err
+		}
+		mt, ok := in.Field(idx[0]).Type.(*arrow.MapType)
+		if !ok || mt.KeyType().ID() != arrow.STRING {
+			return nil, fmt.Errorf("column %s is %s, want map<string,...>", d.Args[0], in.Field(idx[0]).Type)
+		}
+		return &Deriver{Type: arrow.ListOf(arrow.BinaryTypes.String), Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			m := b.Column(idx[0]).(*array.Map)
+			keys := m.Keys().(*array.String)
+			lb := array.NewListBuilder(mem, arrow.BinaryTypes.String)
+			defer lb.Release()
+			vb := lb.ValueBuilder().(*array.StringBuilder)
+			for i := 0; i < m.Len(); i++ {
+				if m.IsNull(i) {
+					lb.AppendNull()
+					continue
+				}
+				lb.Append(true)
+				s, e := m.ValueOffsets(i)
+				for j := s; j < e; j++ {
+					vb.Append(keys.Value(int(j)))
+				}
+			}
+			return lb.NewArray(), nil
+		}}, nil
+	})
+
+	Register("wason_correct", "[list<string> cards]", "The cards to turn in the Wason selection task: the vowels and the odd digits, in card order.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 1)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantType(in, idx[0], isStringList, "list<string>"); err != nil {
+			return nil, err
+		}
+		return &Deriver{Type: arrow.ListOf(arrow.BinaryTypes.String), Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			l := b.Column(idx[0]).(*array.List)
+			lb := array.NewListBuilder(mem, arrow.BinaryTypes.String)
+			defer lb.Release()
+			vb := lb.ValueBuilder().(*array.StringBuilder)
+			for i := 0; i < l.Len(); i++ {
+				if l.IsNull(i) {
+					lb.AppendNull()
+					continue
+				}
+				lb.Append(true)
+				for _, c := range WasonCorrect(stringList(l, i)) {
+					vb.Append(c)
+				}
+			}
+			return lb.NewArray(), nil
+		}}, nil
+	})
+
+	Register("wason_team_performance", "[map<string,list<string>> selections, list<string> cards], digits", "The mean over participants (the map's keys) of the share of the 4 cards each has right (selected exactly when it is a vowel or an odd digit); null without cards.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 2)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantType(in, idx[0], isMapStringList, "map<string,list<string>>"); err != nil {
+			return nil, err
+		}
+		if err := wantType(in, idx[1], isStringList, "list<string>"); err != nil {
+			return nil, err
+		}
+		digits := digitsOf(d)
+		return &Deriver{Type: arrow.PrimitiveTypes.Float64, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			m := b.Column(idx[0]).(*array.Map)
+			cards := b.Column(idx[1]).(*array.List)
+			items := m.Items().(*array.List)
+			return float64Of(mem, int(b.NumRows()), func(i int) (float64, bool) {
+				if m.IsNull(i) || cards.IsNull(i) {
+					return 0, false
+				}
+				cs := stringList(cards, i)
+				s, e := m.ValueOffsets(i)
+				if e == s {
+					return 0, false
+				}
+				sum := 0.0
+				for j := s; j < e; j++ {
+					sum += WasonScore(cs, stringList(items, int(j)))
+				}
+				return pyRound(sum/float64(e-s), digits), true
+			}), nil
+		}}, nil
+	})
+
+	Register("difference", "[number a, number b], digits", "a − b as float64, rounded to digits like Python's round; null if either is null.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 2)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range idx {
+			if err := wantType(in, c, func(t arrow.DataType) bool { return isNumeric(t) && !isList(t) }, "a number"); err != nil {
+				return nil, err
+			}
+		}
+		digits := digitsOf(d)
+		return &Deriver{Type: arrow.PrimitiveTypes.Float64, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			x, y := b.Column(idx[0]), b.Column(idx[1])
+			return float64Of(mem, int(b.NumRows()), func(i int) (float64, bool) {
+				if x.IsNull(i) || y.IsNull(i) {
+					return 0, false
+				}
+				var p, q float64
+				eachNumber(x, i, func(f float64) bool { p = f; return true })
+				eachNumber(y, i, func(f float64) bool { q = f; return true })
+				return pyRound(p-q, digits), true
+			}), nil
+		}}, nil
+	})
+
+	Register("lag", "[column], by: [key columns]", "The value of the previous row with the same key (input order); null on a key's first row.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 1)
+		if err != nil {
+			return nil, err
+		}
+		keys, err := keyIndexes(in, d)
+		if err != nil {
+			return nil, err
+		}
+		return windowTake(mem, in, idx[0], keys, false)
+	})
+
+	Register("fill_down", "[column], by: [key columns]", "The last non-null value so far among rows with the same key, this row included (input order): spreads a group's INITIAL-row value to its later rows.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 1)
+		if err != nil {
+			return nil, err
+		}
+		keys, err := keyIndexes(in, d)
+		if err != nil {
+			return nil, err
+		}
+		return windowTake(mem, in, idx[0], keys, true)
+	})
+}
+
+// windowTake builds lag (fill=false) or fill_down (fill=true). Between
+// batches it carries one value per key, copied out of the batch, so no
+// batch is kept alive.
+func windowTake(mem memory.Allocator, in *arrow.Schema, col int, keys []int, fill bool) (*Deriver, error) {
+	t := in.Field(col).Type
+	w := &window{mem: mem, t: t, pos: map[string]int64{}}
+	return &Deriver{Type: t, Ordered: true, Close: w.close, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+		if w.carry == nil {
+			w.carry = array.MakeArrayOfNull(mem, t, 0)
+		}
+		n := int(b.NumRows())
+		src := b.Column(col)
+		base := int64(w.carry.Len())
+		// Positions index Concatenate(carry, src): carry first, then src.
+		ib := array.NewInt64Builder(mem)
+		defer ib.Release()
+		for i := 0; i < n; i++ {
+			k := rowKey(b, keys, i)
+			if fill && src.IsValid(i) {
+				w.pos[k] = base + int64(i)
+			}
+			if p, ok := w.pos[k]; ok {
+				ib.Append(p)
+			} else {
+				ib.AppendNull()
+			}
+			if !fill {
+				w.pos[k] = base + int64(i)
+			}
+		}
+		idx := ib.NewArray()
+		defer idx.Release()
+		all, err := array.Concatenate([]arrow.Array{w.carry, src}, mem)
+		if err != nil {
+			return nil, err
+		}
+		defer all.Release()
+		ctx := exec.WithAllocator(context.Background(), mem)
+		out, err := compute.TakeArray(ctx, all, idx)
+		if err != nil {
+			return nil, err
+		}
+		// The new carry holds each key's value, in a fresh array.
+		keysSorted := make([]string, 0, len(w.pos))
+		for k := range w.pos {
+			keysSorted = append(keysSorted, k)
+		}
+		sort.Strings(keysSorted)
+		cb := array.NewInt64Builder(mem)
+		defer cb.Release()
+		for j, k := range keysSorted {
+			cb.Append(w.pos[k])
+			w.pos[k] = int64(j)
+		}
+		cidx := cb.NewArray()
+		defer cidx.Release()
+		carry, err := compute.TakeArray(ctx, all, cidx)
+		if err != nil {
+			out.Release()
+			return nil, err
+		}
+		w.carry.Release()
+		w.carry = carry
+		return out, nil
+	}}, nil
+}
+
+type window struct {
+	mem   memory.Allocator
+	t     arrow.DataType
+	carry arrow.Array
+	pos   map[string]int64
+}
+
+func (w *window) close() {
+	if w.carry != nil {
+		w.carry.Release()
+		w.carry = nil
+	}
+}

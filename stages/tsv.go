@@ -1,0 +1,372 @@
+package stages
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/agora-etl/agora/pipeline"
+)
+
+// ErrHeader is returned when a TSV file's header lacks a declared column.
+var ErrHeader = errors.New("bad header")
+
+// TSVColumn is one declared column of a TSV input, found by its header
+// name. Types are string, int64, float64 or bool; an empty field is null
+// for every type but string (where it is "", since TSV cannot tell them
+// apart).
+type TSVColumn struct {
+	Name string
+	Type arrow.DataType
+}
+
+// TSVFolder is a Source reading every file of a folder (or one file) as
+// tab-separated values with a header line. Files are read in name order.
+// Fields are split on tabs only: double quotes are text. A line with the
+// wrong number of fields is rejected with its file and line; CRLF is
+// accepted. Files matching Skip, and empty files, are passed over with a
+// note.
+type TSVFolder struct {
+	// Path is the folder (or file); Name is how it is shown.
+	Path, Name string
+	// Columns are read by header name, in output order.
+	Columns []TSVColumn
+	// FileColumn, if set, adds a string column holding each row's file
+	// name (the group id of DeliData).
+	FileColumn string
+	// Skip lists file-name globs that are not data (e.g. "*.py").
+	Skip []string
+	// BatchRows is the most lines per chunk.
+	BatchRows int
+	// MaxLineBytes and MaxBytes bound a line and a file.
+	MaxLineBytes, MaxBytes int64
+	// Mem allocates the batches.
+	Mem memory.Allocator
+
+	schema  *arrow.Schema
+	once    sync.Once
+	mu      sync.Mutex
+	headers []tsvHeader
+	notes   []string
+	nFile   int
+}
+
+type tsvHeader struct {
+	file   string // shown name
+	base   string // file name, for FileColumn
+	idx    []int  // header position of each declared column
+	fields int    // fields per line
+}
+
+// Schema returns the schema of the decoded batches.
+func (s *TSVFolder) Schema() (*arrow.Schema, error) {
+	s.once.Do(func() {
+		var fields []arrow.Field
+		for _, c := range s.Columns {
+			fields = append(fields, arrow.Field{Name: c.Name, Type: c.Type, Nullable: true})
+		}
+		if s.FileColumn != "" {
+			fields = append(fields, arrow.Field{Name: s.FileColumn, Type: arrow.BinaryTypes.String})
+		}
+		fields = append(fields, arrow.Field{Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64})
+		s.schema = arrow.NewSchema(fields, nil)
+		if s.Mem == nil {
+			s.Mem = memory.DefaultAllocator
+		}
+		if s.BatchRows <= 0 {
+			s.BatchRows = 1024
+		}
+		if s.MaxLineBytes <= 0 {
+			s.MaxLineBytes = 256 << 20
+		}
+		if s.MaxBytes <= 0 {
+			s.MaxBytes = 1 << 62
+		}
+	})
+	for _, c := range s.Columns {
+		switch c.Type.ID() {
+		case arrow.STRING, arrow.INT64, arrow.FLOAT64, arrow.BOOL:
+		default:
+			return nil, fmt.Errorf("column %s: a TSV column is string, int64, float64 or bool, not %s (parse it with a derive step)", c.Name, c.Type)
+		}
+	}
+	return s.schema, nil
+}
+
+// Notes reports the files passed over.
+func (s *TSVFolder) Notes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.notes...)
+}
+
+// Files returns the data files the source will read, in order, and the
+// ones it passes over with why.
+func (s *TSVFolder) Files() (files []string, skipped []string, err error) {
+	st, err := os.Stat(s.Path)
+	if err != nil {
+		return nil, nil, &DecodeError{File: s.Name, Err: err}
+	}
+	if !st.IsDir() {
+		return []string{s.Path}, nil, nil
+	}
+	entries, err := os.ReadDir(s.Path)
+	if err != nil {
+		return nil, nil, &DecodeError{File: s.Name, Err: err}
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		p := filepath.Join(s.Path, n)
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, nil, &DecodeError{File: path.Join(s.Name, n), Err: err}
+		}
+		switch {
+		case fi.IsDir():
+			skipped = append(skipped, n+" (a folder)")
+		case strings.HasPrefix(n, "."):
+			skipped = append(skipped, n+" (hidden)")
+		case matchAny(s.Skip, n):
+			skipped = append(skipped, n+" (matches skip)")
+		case fi.Size() == 0:
+			skipped = append(skipped, n+" (empty)")
+		default:
+			files = append(files, p)
+		}
+	}
+	return files, skipped, nil
+}
+
+func matchAny(globs []string, name string) bool {
+	for _, g := range globs {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Chunks reads each file's header, then emits its lines in chunks.
+func (s *TSVFolder) Chunks(ctx context.Context, emit func(pipeline.Chunk) error) error {
+	if _, err := s.Schema(); err != nil {
+		return err
+	}
+	files, skipped, err := s.Files()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	for _, sk := range skipped {
+		s.notes = append(s.notes, fmt.Sprintf("passed over %s/%s", s.Name, sk))
+	}
+	s.mu.Unlock()
+	if len(files) == 0 {
+		return &DecodeError{File: s.Name, Err: errors.New("no data files")}
+	}
+	for _, p := range files {
+		if err := s.readFile(ctx, p, emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *TSVFolder) readFile(ctx context.Context, p string, emit func(pipeline.Chunk) error) error {
+	name := s.Name
+	if p != s.Path {
+		name = path.Join(s.Name, filepath.Base(p))
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return &DecodeError{File: name, Err: err}
+	}
+	defer f.Close()
+	lim := &limitReader{r: f, left: s.MaxBytes}
+	var hdr *tsvHeader
+	var fileIdx int
+	return splitLines(ctx, lim, s.MaxLineBytes, s.BatchRows, 8<<20, func(c pipeline.Chunk) error {
+		c.File = name
+		if hdr == nil {
+			// The first chunk starts with the header line.
+			i := bytes.IndexByte(c.Data, '\n')
+			line := bytes.TrimRight(c.Data[:i], "\r")
+			h, err := s.header(name, filepath.Base(p), line)
+			if err != nil {
+				return err
+			}
+			hdr = h
+			s.mu.Lock()
+			s.headers = append(s.headers, *h)
+			fileIdx = len(s.headers) - 1
+			s.mu.Unlock()
+			c.Data = c.Data[i+1:]
+			c.Line++
+			c.Rows--
+			if c.Rows == 0 {
+				return nil
+			}
+		}
+		c.Index = fileIdx
+		return emit(c)
+	}, func(line int64, err error) error {
+		switch {
+		case errors.Is(err, errLimit):
+			return &DecodeError{File: name, Line: line, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, s.MaxBytes)}
+		case errors.Is(err, ErrLineTooLong):
+			return &DecodeError{File: name, Line: line, Err: fmt.Errorf("%w: longer than max_line_bytes (%d)", ErrLineTooLong, s.MaxLineBytes)}
+		}
+		return &DecodeError{File: name, Line: line, Err: fmt.Errorf("%w: %v", ErrCorrupt, err)}
+	})
+}
+
+func (s *TSVFolder) header(name, base string, line []byte) (*tsvHeader, error) {
+	if !utf8.Valid(line) {
+		return nil, &DecodeError{File: name, Line: 1, Err: fmt.Errorf("%w: not UTF-8 (is this a data file?)", ErrHeader)}
+	}
+	cols := strings.Split(string(line), "\t")
+	pos := map[string]int{}
+	for i, c := range cols {
+		pos[c] = i
+	}
+	h := &tsvHeader{file: name, base: base, fields: len(cols)}
+	var missing []string
+	for _, c := range s.Columns {
+		i, ok := pos[c.Name]
+		if !ok {
+			missing = append(missing, c.Name)
+		}
+		h.idx = append(h.idx, i)
+	}
+	if len(missing) > 0 {
+		return nil, &DecodeError{File: name, Line: 1, Err: fmt.Errorf("%w: no column %s (header has %d fields: %s)", ErrHeader, strings.Join(missing, ", "), len(cols), strings.Join(cols, ", "))}
+	}
+	return h, nil
+}
+
+// Decode parses a chunk of one file.
+func (s *TSVFolder) Decode(_ context.Context, c pipeline.Chunk, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
+	if _, err := s.Schema(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	h := s.headers[c.Index]
+	s.mu.Unlock()
+	rb := array.NewRecordBuilder(s.Mem, s.schema)
+	defer rb.Release()
+	ncol := len(s.Columns)
+	fields := make([][]byte, 0, h.fields)
+	line := c.Line
+	data := c.Data
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		var ln []byte
+		if i < 0 {
+			ln, data = data, nil
+		} else {
+			ln, data = data[:i], data[i+1:]
+		}
+		n := line
+		line++
+		ln = bytes.TrimRight(ln, "\r")
+		if len(ln) == 0 {
+			continue
+		}
+		fields = fields[:0]
+		for {
+			j := bytes.IndexByte(ln, '\t')
+			if j < 0 {
+				fields = append(fields, ln)
+				break
+			}
+			fields = append(fields, ln[:j])
+			ln = ln[j+1:]
+		}
+		raw := func() string { return string(bytes.Join(fields, []byte{'\t'})) }
+		if len(fields) != h.fields {
+			rej.Add(pipeline.Reject{Rule: "fields", Reason: fmt.Sprintf("%d fields, the header has %d", len(fields), h.fields), Line: n, Row: raw()})
+			continue
+		}
+		if col, err := s.checkFields(h, fields); err != nil {
+			rej.Add(pipeline.Reject{Rule: "type", Column: s.Columns[col].Name, Reason: fmt.Sprintf("%s: %v", s.Columns[col].Name, err), Line: n, Row: raw()})
+			continue
+		}
+		for k, col := range s.Columns {
+			appendField(rb.Field(k), col.Type, fields[h.idx[k]])
+		}
+		if s.FileColumn != "" {
+			rb.Field(ncol).(*array.StringBuilder).Append(h.base)
+			rb.Field(ncol + 1).(*array.Int64Builder).Append(n)
+		} else {
+			rb.Field(ncol).(*array.Int64Builder).Append(n)
+		}
+	}
+	return rb.NewRecordBatch(), nil
+}
+
+func (s *TSVFolder) checkFields(h tsvHeader, fields [][]byte) (int, error) {
+	for k, col := range s.Columns {
+		f := fields[h.idx[k]]
+		if !utf8.Valid(f) {
+			return k, errInvalidUTF8
+		}
+		if len(f) == 0 {
+			continue
+		}
+		var err error
+		switch col.Type.ID() {
+		case arrow.INT64:
+			_, err = strconv.ParseInt(string(f), 10, 64)
+		case arrow.FLOAT64:
+			_, err = strconv.ParseFloat(string(f), 64)
+		case arrow.BOOL:
+			_, err = strconv.ParseBool(string(f))
+		}
+		if err != nil {
+			return k, fmt.Errorf("%q is not %s", f, col.Type)
+		}
+	}
+	return 0, nil
+}
+
+func appendField(b array.Builder, t arrow.DataType, f []byte) {
+	switch t.ID() {
+	case arrow.STRING:
+		b.(*array.StringBuilder).BinaryBuilder.Append(f)
+		return
+	}
+	if len(f) == 0 {
+		b.AppendNull()
+		return
+	}
+	switch t.ID() {
+	case arrow.INT64:
+		v, _ := strconv.ParseInt(string(f), 10, 64)
+		b.(*array.Int64Builder).Append(v)
+	case arrow.FLOAT64:
+		v, _ := strconv.ParseFloat(string(f), 64)
+		b.(*array.Float64Builder).Append(v)
+	case arrow.BOOL:
+		v, _ := strconv.ParseBool(string(f))
+		b.(*array.BooleanBuilder).Append(v)
+	}
+}
+
+var _ io.Reader = (*limitReader)(nil)

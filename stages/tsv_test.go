@@ -1,0 +1,149 @@
+package stages
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/agora-etl/agora/pipeline"
+)
+
+func decodeTSV(t *testing.T, s *TSVFolder) ([]string, []pipeline.Reject, error) {
+	t.Helper()
+	var rows []string
+	var rejects []pipeline.Reject
+	err := s.Chunks(t.Context(), func(c pipeline.Chunk) error {
+		rej := &pipeline.Rejects{File: c.File}
+		b, err := s.Decode(context.Background(), c, rej)
+		if err != nil {
+			return err
+		}
+		defer b.Release()
+		for i := 0; i < int(b.NumRows()); i++ {
+			rows = append(rows, strings.TrimPrefix(c.File, "chats/")+":"+itoa(pipeline.LineOf(b, i))+" "+pipeline.RowJSON(b, i))
+		}
+		rejects = append(rejects, rej.List()...)
+		return nil
+	})
+	return rows, rejects, err
+}
+
+func TestTSVFolder(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	files := map[string]string{
+		"b-group":     "id\ttext\tscore\tignored\n1\tsays \"hi\" there\t0.5\tx\n2\t'isn''t'\t\tx\n",
+		"a-group":     "text\tid\tscore\r\nfirst\t7\t1.0\r\ntoo\tfew\r\nbad score\t8\tNaNx\r\n",
+		"__init__.py": "",
+		"empty":       "",
+		".hidden":     "id\ttext\tscore\n9\tno\t1\n",
+		"notes.md":    "# not data\n",
+	}
+	for n, c := range files {
+		os.WriteFile(filepath.Join(dir, n), []byte(c), 0o644)
+	}
+	s := &TSVFolder{Path: dir, Name: "chats", FileColumn: "file", Skip: []string{"*.py", "*.md"}, Mem: mem, BatchRows: 2,
+		Columns: []TSVColumn{{Name: "id", Type: arrow.BinaryTypes.String}, {Name: "text", Type: arrow.BinaryTypes.String}, {Name: "score", Type: arrow.PrimitiveTypes.Float64}}}
+	rows, rejects, err := decodeTSV(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`a-group:2 {"file":"a-group","id":"7","score":1,"text":"first"}`,
+		`b-group:2 {"file":"b-group","id":"1","score":0.5,"text":"says \"hi\" there"}`,
+		`b-group:3 {"file":"b-group","id":"2","score":null,"text":"'isn''t'"}`,
+	}
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+	var got []string
+	for _, r := range rejects {
+		got = append(got, r.File+":"+itoa(r.Line)+":"+r.Rule)
+	}
+	if strings.Join(got, " ") != "chats/a-group:3:fields chats/a-group:4:type" {
+		t.Errorf("rejects %v", got)
+	}
+	notes := strings.Join(s.Notes(), "; ")
+	for _, n := range []string{"__init__.py", "empty", ".hidden", "notes.md"} {
+		if !strings.Contains(notes, n) {
+			t.Errorf("notes lack %s: %s", n, notes)
+		}
+	}
+}
+
+func TestTSVFolderErrors(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "g"), []byte("id\tother\n1\t2\n"), 0o644)
+	s := &TSVFolder{Path: dir, Name: "chats", Columns: []TSVColumn{{Name: "id", Type: arrow.BinaryTypes.String}, {Name: "text", Type: arrow.BinaryTypes.String}}}
+	if _, _, err := decodeTSV(t, s); err == nil || !strings.Contains(err.Error(), "chats/g:1: bad header: no column text") {
+		t.Errorf("err = %v", err)
+	}
+	empty := t.TempDir()
+	os.WriteFile(filepath.Join(empty, "__init__.py"), nil, 0o644)
+	s = &TSVFolder{Path: empty, Name: "chats", Skip: []string{"*.py"}, Columns: []TSVColumn{{Name: "id", Type: arrow.BinaryTypes.String}}}
+	if _, _, err := decodeTSV(t, s); err == nil || !strings.Contains(err.Error(), "no data files") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestSQLUnquote(t *testing.T) {
+	for in, want := range map[string]string{
+		`'that the rule isn''t true'`: `that the rule isn't true`,
+		`'''hello'''`:                 `'hello'`,
+		`plain`:                       `plain`,
+		`'unbalanced`:                 `'unbalanced`,
+		`'a'b'`:                       `'a'b'`, // a lone quote inside: not SQL quoting
+		`''`:                          ``,
+		`'`:                           `'`,
+		`'’ and “quotes”'`:            `’ and “quotes”`,
+	} {
+		if got := SQLUnquote(in); got != want {
+			t.Errorf("SQLUnquote(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func FuzzSQLUnquote(f *testing.F) {
+	for _, s := range []string{"'isn''t'", "x", "''", "'''", "'a'b'"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		u := SQLUnquote(s)
+		if u == s {
+			return
+		}
+		// Quoting the result again gives the input back.
+		if again := "'" + strings.ReplaceAll(u, "'", "''") + "'"; again != s {
+			t.Fatalf("SQLUnquote(%q) = %q, which quotes back to %q", s, u, again)
+		}
+	})
+}
+
+func TestPyRoundAndWason(t *testing.T) {
+	for _, tt := range []struct {
+		x    float64
+		want float64
+	}{{0.5625, 0.562}, {0.6875, 0.688}, {0.0625, 0.062}, {2.6755, 2.675}, {0.1 + 0.2, 0.3}, {0.8125, 0.812}, {1, 1}} {
+		if got := pyRound(tt.x, 3); got != tt.want {
+			t.Errorf("pyRound(%v) = %v, want %v (Python's round)", tt.x, got, tt.want)
+		}
+	}
+	if got := strings.Join(WasonCorrect([]string{"A", "2", "7", "K", "E", "4", "9"}), ","); got != "A,7,E,9" {
+		t.Errorf("WasonCorrect = %s", got)
+	}
+	cards := []string{"U", "3", "2", "H"}
+	for _, tt := range []struct {
+		sel  []string
+		want float64
+	}{{[]string{"U", "3"}, 1}, {nil, 0.5}, {[]string{"2", "H"}, 0}, {[]string{"U"}, 0.75}, {[]string{"N", "/", "A"}, 0.5}} {
+		if got := WasonScore(cards, tt.sel); got != tt.want {
+			t.Errorf("WasonScore(%v) = %v, want %v", tt.sel, got, tt.want)
+		}
+	}
+}
