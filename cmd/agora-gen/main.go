@@ -18,6 +18,7 @@ type subcommand struct {
 // subcommands is the dispatch table (add delidata, habermas, … here).
 var subcommands = []subcommand{
 	{"crowdrag25", "CrowdRAG-25 responses, crowd ratings, LLM ratings and grades", runCrowdRAG25},
+	{"delidata", "DeliData group chats (Wason task): one TSV per group UUID", runDeliData},
 }
 
 func main() {
