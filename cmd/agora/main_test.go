@@ -119,8 +119,12 @@ func TestRerunReplacesRelease(t *testing.T) {
 		}
 	}
 	entries, _ := os.ReadDir(out)
-	if len(entries) != 1 || entries[0].Name() != "crowdrag25" {
-		t.Fatalf("out holds %v", entries)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "crowdrag25 delidata" {
+		t.Fatalf("out holds %v: staging or an old release left behind", names)
 	}
 }
 
