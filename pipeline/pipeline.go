@@ -12,6 +12,10 @@ import (
 // name the line; sinks do not write columns whose name starts with "_".
 const LineColumn = "_line"
 
+// FileColumn is the name of the string column a Source adds when one
+// batch holds rows of several files; rejects then name each row's file.
+const FileColumn = "_file"
+
 // Chunk is a piece of input that can be decoded on its own.
 type Chunk struct {
 	// File is the input file, as shown in errors and rejects.

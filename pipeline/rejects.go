@@ -48,7 +48,11 @@ type Rejects struct {
 
 // Flag records a failed check on row i of b without rejecting the row.
 func (r *Rejects) Flag(b arrow.RecordBatch, i int, rule, column, reason string) {
-	r.flags = append(r.flags, Flag{Rule: rule, Column: column, Reason: reason, File: r.File, Line: LineOf(b, i)})
+	f := FileOf(b, i)
+	if f == "" {
+		f = r.File
+	}
+	r.flags = append(r.flags, Flag{Rule: rule, Column: column, Reason: reason, File: f, Line: LineOf(b, i)})
 }
 
 // Flags returns the flagged checks.
@@ -68,7 +72,19 @@ func (r *Rejects) Add(x Reject) {
 // AddRow records row i of b as rejected, reading its line from the
 // LineColumn and its values as JSON.
 func (r *Rejects) AddRow(b arrow.RecordBatch, i int, rule, column, reason string) {
-	r.Add(Reject{Rule: rule, Column: column, Reason: reason, Line: LineOf(b, i), Row: RowJSON(b, i)})
+	r.Add(Reject{Rule: rule, Column: column, Reason: reason, File: FileOf(b, i), Line: LineOf(b, i), Row: RowJSON(b, i)})
+}
+
+// FileOf returns the FileColumn value of row i, or "".
+func FileOf(b arrow.RecordBatch, i int) string {
+	idx := b.Schema().FieldIndices(FileColumn)
+	if len(idx) == 0 {
+		return ""
+	}
+	if c, ok := b.Column(idx[0]).(*array.String); ok && c.IsValid(i) {
+		return c.Value(i)
+	}
+	return ""
 }
 
 // Len returns the number of rejects.

@@ -173,7 +173,7 @@ func (s *JSONLines) Chunks(ctx context.Context, emit func(pipeline.Chunk) error)
 		r = zr
 	}
 	lim := &limitReader{r: r, left: s.MaxBytes}
-	return splitLines(ctx, lim, s.MaxLineBytes, s.BatchRows, s.ChunkBytes, func(c pipeline.Chunk) error {
+	return splitLines(ctx, lim, 1<<20, s.MaxLineBytes, s.BatchRows, s.ChunkBytes, func(c pipeline.Chunk) error {
 		c.File = s.Name
 		return emit(c)
 	}, func(line int64, err error) error {
@@ -216,8 +216,8 @@ func (l *limitReader) Read(p []byte) (int, error) {
 
 // splitLines cuts r into chunks of at most rows lines or about maxBytes
 // bytes, never splitting a line. Each chunk's Data is a fresh slice.
-func splitLines(ctx context.Context, r io.Reader, maxLine int64, rows, maxBytes int, emit func(pipeline.Chunk) error, fail func(line int64, err error) error) error {
-	br := bufio.NewReaderSize(r, 1<<20)
+func splitLines(ctx context.Context, r io.Reader, bufSize int, maxLine int64, rows, maxBytes int, emit func(pipeline.Chunk) error, fail func(line int64, err error) error) error {
+	br := bufio.NewReaderSize(r, bufSize)
 	var (
 		line  int64 = 1 // number of the next line
 		cur         = pipeline.Chunk{Line: 1}
@@ -261,7 +261,7 @@ func splitLines(ctx context.Context, r io.Reader, maxLine int64, rows, maxBytes 
 		}
 		if len(frag) > 0 {
 			if buf == nil {
-				buf = make([]byte, 0, min(max(maxBytes, len(frag)), 16<<20))
+				buf = make([]byte, 0, max(min(maxBytes, 1<<20, bufSize), len(frag)))
 			}
 			buf = append(buf, frag...)
 			if frag[len(frag)-1] != '\n' {

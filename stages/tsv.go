@@ -61,8 +61,16 @@ type TSVFolder struct {
 	once    sync.Once
 	mu      sync.Mutex
 	headers []tsvHeader
+	packs   [][]tsvPart
 	notes   []string
-	nFile   int
+}
+
+// tsvPart is the lines of one file inside a chunk; small files are packed
+// together so a batch is not one file of a few dozen rows.
+type tsvPart struct {
+	header int   // index into headers
+	line   int64 // first line
+	start  int   // offset of the part in the chunk's data
 }
 
 type tsvHeader struct {
@@ -82,7 +90,9 @@ func (s *TSVFolder) Schema() (*arrow.Schema, error) {
 		if s.FileColumn != "" {
 			fields = append(fields, arrow.Field{Name: s.FileColumn, Type: arrow.BinaryTypes.String})
 		}
-		fields = append(fields, arrow.Field{Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64})
+		fields = append(fields,
+			arrow.Field{Name: pipeline.FileColumn, Type: arrow.BinaryTypes.String},
+			arrow.Field{Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64})
 		s.schema = arrow.NewSchema(fields, nil)
 		if s.Mem == nil {
 			s.Mem = memory.DefaultAllocator
@@ -181,12 +191,36 @@ func (s *TSVFolder) Chunks(ctx context.Context, emit func(pipeline.Chunk) error)
 	if len(files) == 0 {
 		return &DecodeError{File: s.Name, Err: errors.New("no data files")}
 	}
+	var pack pipeline.Chunk
+	var parts []tsvPart
+	flush := func() error {
+		if pack.Rows == 0 {
+			return nil
+		}
+		s.mu.Lock()
+		s.packs = append(s.packs, parts)
+		pack.Index = len(s.packs) - 1
+		s.mu.Unlock()
+		pack.File = s.Name
+		err := emit(pack)
+		pack, parts = pipeline.Chunk{}, nil
+		return err
+	}
 	for _, p := range files {
-		if err := s.readFile(ctx, p, emit); err != nil {
+		err := s.readFile(ctx, p, func(c pipeline.Chunk) error {
+			parts = append(parts, tsvPart{header: c.Index, line: c.Line, start: len(pack.Data)})
+			pack.Data = append(pack.Data, c.Data...)
+			pack.Rows += c.Rows
+			if pack.Rows >= s.BatchRows {
+				return flush()
+			}
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 	}
-	return nil
+	return flush()
 }
 
 func (s *TSVFolder) readFile(ctx context.Context, p string, emit func(pipeline.Chunk) error) error {
@@ -199,10 +233,14 @@ func (s *TSVFolder) readFile(ctx context.Context, p string, emit func(pipeline.C
 		return &DecodeError{File: name, Err: err}
 	}
 	defer f.Close()
+	bufSize := 1 << 20
+	if st, err := f.Stat(); err == nil {
+		bufSize = int(min(max(st.Size()+1, 4096), 1<<20)) // most group files are a few KB
+	}
 	lim := &limitReader{r: f, left: s.MaxBytes}
 	var hdr *tsvHeader
 	var fileIdx int
-	return splitLines(ctx, lim, s.MaxLineBytes, s.BatchRows, 8<<20, func(c pipeline.Chunk) error {
+	return splitLines(ctx, lim, bufSize, s.MaxLineBytes, s.BatchRows, 8<<20, func(c pipeline.Chunk) error {
 		c.File = name
 		if hdr == nil {
 			// The first chunk starts with the header line.
@@ -261,61 +299,81 @@ func (s *TSVFolder) header(name, base string, line []byte) (*tsvHeader, error) {
 	return h, nil
 }
 
-// Decode parses a chunk of one file.
+// Decode parses a chunk (the lines of one or more files).
 func (s *TSVFolder) Decode(_ context.Context, c pipeline.Chunk, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
 	if _, err := s.Schema(); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
-	h := s.headers[c.Index]
+	parts := s.packs[c.Index]
+	s.packs[c.Index] = nil
+	hdrs := make([]tsvHeader, len(parts))
+	for i, p := range parts {
+		hdrs[i] = s.headers[p.header]
+	}
 	s.mu.Unlock()
 	rb := array.NewRecordBuilder(s.Mem, s.schema)
 	defer rb.Release()
+	rb.Reserve(c.Rows)
 	ncol := len(s.Columns)
-	fields := make([][]byte, 0, h.fields)
-	line := c.Line
-	data := c.Data
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		var ln []byte
-		if i < 0 {
-			ln, data = data, nil
-		} else {
-			ln, data = data[:i], data[i+1:]
+	next := ncol
+	var fileB *array.StringBuilder
+	if s.FileColumn != "" {
+		fileB = rb.Field(next).(*array.StringBuilder)
+		next++
+	}
+	srcB := rb.Field(next).(*array.StringBuilder)
+	lineB := rb.Field(next + 1).(*array.Int64Builder)
+	var fields [][]byte
+	for k, part := range parts {
+		h := hdrs[k]
+		end := len(c.Data)
+		if k+1 < len(parts) {
+			end = parts[k+1].start
 		}
-		n := line
-		line++
-		ln = bytes.TrimRight(ln, "\r")
-		if len(ln) == 0 {
-			continue
-		}
-		fields = fields[:0]
-		for {
-			j := bytes.IndexByte(ln, '\t')
-			if j < 0 {
-				fields = append(fields, ln)
-				break
+		data := c.Data[part.start:end]
+		line := part.line
+		for len(data) > 0 {
+			i := bytes.IndexByte(data, '\n')
+			var ln []byte
+			if i < 0 {
+				ln, data = data, nil
+			} else {
+				ln, data = data[:i], data[i+1:]
 			}
-			fields = append(fields, ln[:j])
-			ln = ln[j+1:]
-		}
-		raw := func() string { return string(bytes.Join(fields, []byte{'\t'})) }
-		if len(fields) != h.fields {
-			rej.Add(pipeline.Reject{Rule: "fields", Reason: fmt.Sprintf("%d fields, the header has %d", len(fields), h.fields), Line: n, Row: raw()})
-			continue
-		}
-		if col, err := s.checkFields(h, fields); err != nil {
-			rej.Add(pipeline.Reject{Rule: "type", Column: s.Columns[col].Name, Reason: fmt.Sprintf("%s: %v", s.Columns[col].Name, err), Line: n, Row: raw()})
-			continue
-		}
-		for k, col := range s.Columns {
-			appendField(rb.Field(k), col.Type, fields[h.idx[k]])
-		}
-		if s.FileColumn != "" {
-			rb.Field(ncol).(*array.StringBuilder).Append(h.base)
-			rb.Field(ncol + 1).(*array.Int64Builder).Append(n)
-		} else {
-			rb.Field(ncol).(*array.Int64Builder).Append(n)
+			n := line
+			line++
+			ln = bytes.TrimRight(ln, "\r")
+			if len(ln) == 0 {
+				continue
+			}
+			fields = fields[:0]
+			for {
+				j := bytes.IndexByte(ln, '\t')
+				if j < 0 {
+					fields = append(fields, ln)
+					break
+				}
+				fields = append(fields, ln[:j])
+				ln = ln[j+1:]
+			}
+			raw := func() string { return string(bytes.Join(fields, []byte{'\t'})) }
+			if len(fields) != h.fields {
+				rej.Add(pipeline.Reject{Rule: "fields", Reason: fmt.Sprintf("%d fields, the header has %d", len(fields), h.fields), File: h.file, Line: n, Row: raw()})
+				continue
+			}
+			if col, err := s.checkFields(h, fields); err != nil {
+				rej.Add(pipeline.Reject{Rule: "type", Column: s.Columns[col].Name, Reason: fmt.Sprintf("%s: %v", s.Columns[col].Name, err), File: h.file, Line: n, Row: raw()})
+				continue
+			}
+			for k, col := range s.Columns {
+				appendField(rb.Field(k), col.Type, fields[h.idx[k]])
+			}
+			if fileB != nil {
+				fileB.Append(h.base)
+			}
+			srcB.Append(h.file)
+			lineB.Append(n)
 		}
 	}
 	return rb.NewRecordBatch(), nil

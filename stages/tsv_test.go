@@ -25,7 +25,7 @@ func decodeTSV(t *testing.T, s *TSVFolder) ([]string, []pipeline.Reject, error) 
 		}
 		defer b.Release()
 		for i := 0; i < int(b.NumRows()); i++ {
-			rows = append(rows, strings.TrimPrefix(c.File, "chats/")+":"+itoa(pipeline.LineOf(b, i))+" "+pipeline.RowJSON(b, i))
+			rows = append(rows, strings.TrimPrefix(pipeline.FileOf(b, i), "chats/")+":"+itoa(pipeline.LineOf(b, i))+" "+pipeline.RowJSON(b, i))
 		}
 		rejects = append(rejects, rej.List()...)
 		return nil

@@ -15,6 +15,7 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"syscall"
 	"text/tabwriter"
@@ -113,8 +114,22 @@ func newRunCmd(stdout, stderr io.Writer, check bool) *cobra.Command {
 	}
 	f.StringSliceVar(&opts.Only, "only", nil, "run only these datasets (comma-separated)")
 	f.IntVar(&opts.Workers, "workers", 0, "goroutines per stage (default: pipeline.yaml's workers, else one per CPU)")
+	var cpuProfile string
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) to this file")
+	f.MarkHidden("cpuprofile")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		log := slog.New(slog.NewTextHandler(stderr, nil))
+		if cpuProfile != "" {
+			pf, err := os.Create(cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer pf.Close()
+			if err := pprof.StartCPUProfile(pf); err != nil {
+				return err
+			}
+			defer pprof.StopCPUProfile()
+		}
 		cfg, err := loadConfig(opts.ConfigPath)
 		if err != nil {
 			return err
