@@ -95,6 +95,9 @@ type Input struct {
 	// Skip (tsv) lists file-name globs in the folder that are not data;
 	// they, empty files and hidden files are passed over with a note.
 	Skip []string `yaml:"skip"`
+	// ExtraColumns (parquet) is ignore (the default) or carry: what to do
+	// with the file's columns the config does not declare.
+	ExtraColumns string `yaml:"extra_columns"`
 	// Compression is gzip, none, or auto (by the .gz suffix).
 	Compression string `yaml:"compression"`
 	// MaxLineBytes is the longest line accepted.
@@ -170,13 +173,17 @@ type Aggregate struct {
 	By []string `yaml:"by"`
 	// Columns are the aggregates, each computed by a named function.
 	Columns []AggColumn `yaml:"columns"`
+	// Sort orders the groups by their keys (numbers numerically);
+	// otherwise groups come in the order their keys first appear.
+	Sort bool `yaml:"sort"`
 }
 
 // AggColumn is one aggregate column.
 type AggColumn struct {
 	// Name is the new column.
 	Name string `yaml:"name"`
-	// Fn is count, count_non_null, first, last, min, max, sum or union.
+	// Fn is count, count_non_null, first, last, min, max, sum, union or
+	// schulze.
 	Fn string `yaml:"fn"`
 	// Args are the input columns.
 	Args []string `yaml:"args"`

@@ -171,8 +171,14 @@ func (c *Config) validateInput(p string, in *Input, add addFunc) {
 	if in.Path == "" {
 		add(p+".path", ErrRequired, "give the path relative to the data root")
 	}
-	if in.Format != "jsonl" && in.Format != "tsv" {
-		add(p+".format", ErrInvalid, "must be jsonl or tsv, got %q", in.Format)
+	if in.Format != "jsonl" && in.Format != "tsv" && in.Format != "parquet" {
+		add(p+".format", ErrInvalid, "must be jsonl, tsv or parquet, got %q", in.Format)
+	}
+	if in.ExtraColumns != "" && in.ExtraColumns != "ignore" && in.ExtraColumns != "carry" {
+		add(p+".extra_columns", ErrInvalid, "must be ignore or carry, got %q", in.ExtraColumns)
+	}
+	if in.Format != "parquet" && in.ExtraColumns != "" {
+		add(p+".extra_columns", ErrInvalid, "extra_columns applies to parquet inputs only")
 	}
 	if in.Format != "tsv" && (in.FileColumn != "" || in.Skip != nil) {
 		add(p+".format", ErrInvalid, "file_column and skip apply to tsv inputs only")

@@ -28,6 +28,9 @@ type Chunk struct {
 	Data []byte
 	// Index is a source-specific position (such as a row group).
 	Index int
+	// Batch is a batch a source read ahead (a Parquet source reads in
+	// Chunks and converts in Decode); the chunk owns it.
+	Batch arrow.RecordBatch
 }
 
 // Source splits its input into chunks and decodes them.

@@ -96,6 +96,10 @@ func (e *envelope) release() {
 		e.batch.Release()
 		e.batch = nil
 	}
+	if e.chunk.Batch != nil {
+		e.chunk.Batch.Release()
+		e.chunk.Batch = nil
+	}
 }
 
 // Run runs the table until its input is exhausted, ctx is cancelled, or a
@@ -167,6 +171,9 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 			select {
 			case tokens <- struct{}{}:
 			case <-gctx.Done():
+				if c.Batch != nil {
+					c.Batch.Release()
+				}
 				return context.Cause(gctx)
 			}
 			nchunks.Add(1)
@@ -363,6 +370,10 @@ func decode(ctx context.Context, t Table, e *envelope) (b arrow.RecordBatch, err
 	defer recoverInto(&err, t.Name, "decode")
 	b, err = t.Source.Decode(ctx, e.chunk, e.rej)
 	e.chunk.Data = nil
+	if e.chunk.Batch != nil {
+		e.chunk.Batch.Release()
+		e.chunk.Batch = nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}

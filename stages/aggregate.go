@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/agora-etl/agora/config"
 	"github.com/agora-etl/agora/pipeline"
+	"github.com/agora-etl/agora/stages/schulze"
 )
 
 // Aggregate groups rows by key columns and emits one row per group, in
@@ -21,6 +23,7 @@ import (
 // holds its input until the end (Flush), so its memory is the size of
 // the table it aggregates.
 type Aggregate struct {
+	sort   bool
 	mem    memory.Allocator
 	in     *arrow.Schema
 	by     []int
@@ -55,6 +58,7 @@ var AggregateFuncs = map[string]string{
 	"max":            "the largest number",
 	"sum":            "the sum of numbers (float64)",
 	"union":          "distinct values of string, list<string> or map<string,…> keys over several args, in first-seen order, without exclude",
+	"schulze":        "the Schulze winner of the group's rankings: args [candidates list<string>, ranked ids list<string>, ranks list<int64>] per row, 0 = best; rankings with a -1 (mock) or not ranking every candidate are left out; ties go to the smallest id",
 }
 
 // NewAggregate plans an aggregation of in.
@@ -63,7 +67,7 @@ func NewAggregate(mem memory.Allocator, in *arrow.Schema, cfg *config.Aggregate)
 	if err != nil {
 		return nil, fmt.Errorf("aggregate: by: %w", err)
 	}
-	a := &Aggregate{mem: mem, in: in, by: by}
+	a := &Aggregate{mem: mem, in: in, by: by, sort: cfg.Sort}
 	var fields []arrow.Field
 	for _, c := range by {
 		fields = append(fields, in.Field(c))
@@ -125,6 +129,9 @@ func (a *Aggregate) Flush(ctx context.Context, _ *pipeline.Rejects) (arrow.Recor
 			groups = append(groups, nil)
 		}
 		groups[g] = append(groups[g], i)
+	}
+	if a.sort {
+		sort.SliceStable(groups, func(x, y int) bool { return lessRow(all, a.by, groups[x][0], groups[y][0]) })
 	}
 	firsts := make([]int64, len(groups))
 	for g, rows := range groups {
@@ -307,10 +314,97 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 			}
 			return lb.NewArray(), nil
 		}
+	case "schulze":
+		if len(args) != 3 {
+			return fn, fmt.Errorf("schulze takes [candidates, ranked ids, ranks], got %d args", len(args))
+		}
+		for k := 0; k < 2; k++ {
+			if !isStringList(in.Field(args[k]).Type) {
+				return fn, fmt.Errorf("schulze: %s is %s, want list<string>", c.Args[k], in.Field(args[k]).Type)
+			}
+		}
+		if lt, ok := in.Field(args[2]).Type.(*arrow.ListType); !ok || !isNumeric(lt.Elem()) {
+			return fn, fmt.Errorf("schulze: %s is %s, want a list of integers", c.Args[2], in.Field(args[2]).Type)
+		}
+		fn.typ = arrow.BinaryTypes.String
+		fn.build = func(b arrow.RecordBatch, groups [][]int) (arrow.Array, error) {
+			cands, ids := b.Column(args[0]).(*array.List), b.Column(args[1]).(*array.List)
+			ranks := b.Column(args[2])
+			return stringOf(mem, len(groups), func(g int) (string, bool) {
+				var ballots []schulze.Ballot
+				all := map[string]bool{}
+				var order []string
+				for _, i := range groups[g] {
+					for _, c := range stringList(cands, i) {
+						if !all[c] {
+							all[c] = true
+							order = append(order, c)
+						}
+					}
+				}
+				for _, i := range groups[g] {
+					if !pass(b, i) || ids.IsNull(i) || ranks.IsNull(i) {
+						continue
+					}
+					rid := stringList(ids, i)
+					var rs []float64
+					eachNumber(ranks, i, func(f float64) bool { rs = append(rs, f); return true })
+					if len(rs) != len(rid) {
+						continue
+					}
+					ballot := schulze.Ballot{}
+					ok := true
+					for k, id := range rid {
+						if rs[k] < 0 {
+							ok = false // a mock ranking
+						}
+						ballot[id] = int(rs[k])
+					}
+					for _, c := range stringList(cands, i) {
+						if _, ranked := ballot[c]; !ranked {
+							ok = false // incomplete
+						}
+					}
+					if ok {
+						ballots = append(ballots, ballot)
+					}
+				}
+				w, _, err := schulze.Winner(order, ballots)
+				return w, err == nil
+			}), nil
+		}
 	default:
-		return fn, fmt.Errorf("unknown aggregate %q (have count, count_non_null, first, last, min, max, sum, union)", c.Fn)
+		return fn, fmt.Errorf("unknown aggregate %q (have count, count_non_null, first, last, min, max, sum, union, schulze)", c.Fn)
 	}
 	return fn, nil
+}
+
+// lessRow orders rows i and j by the key columns: nulls first, numbers
+// numerically, everything else by its string form.
+func lessRow(b arrow.RecordBatch, keys []int, i, j int) bool {
+	for _, c := range keys {
+		col := b.Column(c)
+		ni, nj := col.IsNull(i), col.IsNull(j)
+		if ni || nj {
+			if ni != nj {
+				return ni
+			}
+			continue
+		}
+		if isNumeric(col.DataType()) {
+			var x, y float64
+			eachNumber(col, i, func(f float64) bool { x = f; return true })
+			eachNumber(col, j, func(f float64) bool { y = f; return true })
+			if x != y {
+				return x < y
+			}
+			continue
+		}
+		if x, y := valueString(col, i), valueString(col, j); x != y {
+			return x < y
+		}
+	}
+	return false
 }
 
 func isMap(t arrow.DataType) bool { _, ok := t.(*arrow.MapType); return ok }

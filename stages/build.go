@@ -85,6 +85,17 @@ type Source interface {
 // the data root.
 func NewSource(cfg *config.Config, in *config.Input, dataRoot string, mem memory.Allocator) (Source, string, error) {
 	path := filepath.Join(dataRoot, filepath.FromSlash(in.Path))
+	if in.Format == "parquet" {
+		cols := make([]ParquetColumn, len(in.Columns))
+		for i, c := range in.Columns {
+			t, err := config.ParseType(c.Type)
+			if err != nil {
+				return nil, "", err
+			}
+			cols[i] = ParquetColumn{Name: c.Name, Type: t}
+		}
+		return &ParquetFile{Path: path, Name: in.Path, Columns: cols, CarryExtra: in.ExtraColumns == "carry", BatchRows: cfg.BatchRows, Mem: mem}, path, nil
+	}
 	if in.Format == "tsv" {
 		cols := make([]TSVColumn, len(in.Columns))
 		for i, c := range in.Columns {

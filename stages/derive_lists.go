@@ -1,0 +1,195 @@
+package stages
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/agora-etl/agora/config"
+)
+
+func init() {
+	Register("align_by_key", "[list<string> ids, list<string> keys, list values]", "Reorders values (aligned with keys) to follow ids: element i is the value whose key is ids[i], null where no key matches (rankings matched to candidates by id). A row whose keys and values differ in length is rejected.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 3)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range idx[:2] {
+			if err := wantType(in, c, isStringList, "list<string>"); err != nil {
+				return nil, err
+			}
+		}
+		vt, ok := in.Field(idx[2]).Type.(*arrow.ListType)
+		if !ok {
+			return nil, fmt.Errorf("column %s is %s, want a list", d.Args[2], in.Field(idx[2]).Type)
+		}
+		return &Deriver{Type: arrow.ListOf(vt.Elem()), ComputeRows: func(b arrow.RecordBatch, bad map[int]string) (arrow.Array, error) {
+			ids, keys, vals := b.Column(idx[0]).(*array.List), b.Column(idx[1]).(*array.List), b.Column(idx[2]).(*array.List)
+			// Gather positions into vals' child array, then take.
+			ib := array.NewInt64Builder(mem)
+			defer ib.Release()
+			offsets := []int32{0}
+			valid := make([]bool, 0, b.NumRows())
+			for i := 0; i < int(b.NumRows()); i++ {
+				if ids.IsNull(i) || keys.IsNull(i) || vals.IsNull(i) {
+					offsets = append(offsets, offsets[len(offsets)-1])
+					valid = append(valid, false)
+					continue
+				}
+				ks, ke := keys.ValueOffsets(i)
+				vs, ve := vals.ValueOffsets(i)
+				if ke-ks != ve-vs {
+					bad[i] = fmt.Sprintf("%s has %d elements, %s has %d", d.Args[1], ke-ks, d.Args[2], ve-vs)
+				}
+				pos := map[string]int64{}
+				kv := keys.ListValues().(*array.String)
+				for j := ks; j < ke && j-ks < ve-vs; j++ {
+					if _, dup := pos[kv.Value(int(j))]; !dup {
+						pos[kv.Value(int(j))] = vs + (j - ks)
+					}
+				}
+				for _, id := range stringList(ids, i) {
+					if p, ok := pos[id]; ok {
+						ib.Append(p)
+					} else {
+						ib.AppendNull()
+					}
+				}
+				offsets = append(offsets, int32(ib.Len()))
+				valid = append(valid, true)
+			}
+			pidx := ib.NewArray()
+			defer pidx.Release()
+			child, err := takeOne(mem, vals.ListValues(), pidx)
+			if err != nil {
+				return nil, err
+			}
+			defer child.Release()
+			lb := array.NewListBuilder(mem, vt.Elem())
+			defer lb.Release()
+			lb.AppendValues(offsets[:len(offsets)-1], valid)
+			// Replace the (empty) child with the gathered values.
+			shell := lb.NewListArray()
+			defer shell.Release()
+			data := array.NewData(arrow.ListOf(vt.Elem()), shell.Len(), []*memory.Buffer{shell.Data().Buffers()[0], memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets))}, []arrow.ArrayData{child.Data()}, shell.NullN(), 0)
+			defer data.Release()
+			return array.MakeFromData(data), nil
+		}}, nil
+	})
+
+	Register("enum_index", "[string column], values: [names in order]", "The 1-based position of the value in values (a Likert name → 1..7); null for a value not listed (such as MOCK).", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 1)
+		if err != nil {
+			return nil, err
+		}
+		if err := wantType(in, idx[0], isString, "string"); err != nil {
+			return nil, err
+		}
+		pos := map[string]int64{}
+		for i, v := range d.Values {
+			pos[v] = int64(i + 1)
+		}
+		if len(pos) == 0 {
+			return nil, fmt.Errorf("values must list the names in order")
+		}
+		return &Deriver{Type: arrow.PrimitiveTypes.Int64, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			s := b.Column(idx[0]).(*array.String)
+			return int64Of(mem, b, func(i int) (int64, bool) {
+				if s.IsNull(i) {
+					return 0, false
+				}
+				p, ok := pos[s.Value(i)]
+				return p, ok
+			}), nil
+		}}, nil
+	})
+
+	Register("any_in", "[columns...], values", "True when any of the columns holds one of values (is_mock: a MOCK rating or a -1 rank); numbers compare by their decimal form.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, -1)
+		if err != nil {
+			return nil, err
+		}
+		set := map[string]bool{}
+		for _, v := range d.Values {
+			set[v] = true
+		}
+		return &Deriver{Type: arrow.FixedWidthTypes.Boolean, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			bb := array.NewBooleanBuilder(mem)
+			defer bb.Release()
+			for i := 0; i < int(b.NumRows()); i++ {
+				hit := false
+				for _, c := range idx {
+					col := b.Column(c)
+					if col.IsNull(i) {
+						continue
+					}
+					if _, isL := col.(*array.List); isL {
+						eachString(col, i, func(s string) bool { hit = hit || set[s]; return !hit })
+					} else if set[valueString(col, i)] {
+						hit = true
+					}
+				}
+				bb.Append(hit)
+			}
+			return bb.NewArray(), nil
+		}}, nil
+	})
+
+	Register("equals", "[column a, column b]", "True when a equals b, null when either is null.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 2)
+		if err != nil {
+			return nil, err
+		}
+		return &Deriver{Type: arrow.FixedWidthTypes.Boolean, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			bb := array.NewBooleanBuilder(mem)
+			defer bb.Release()
+			for i := 0; i < int(b.NumRows()); i++ {
+				if b.Column(idx[0]).IsNull(i) || b.Column(idx[1]).IsNull(i) {
+					bb.AppendNull()
+					continue
+				}
+				bb.Append(rowKey(b, idx[:1], i) == rowKey(b, idx[1:], i))
+			}
+			return bb.NewArray(), nil
+		}}, nil
+	})
+
+	Register("lead", "[column], by: [key columns]", "The value of the next row with the same key (input order); null on a key's last row. Holds the table in memory.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 1)
+		if err != nil {
+			return nil, err
+		}
+		keys, err := keyIndexes(in, d)
+		if err != nil {
+			return nil, err
+		}
+		return &Deriver{Type: in.Field(idx[0]).Type, Whole: true, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			n := int(b.NumRows())
+			next := make([]int64, n)
+			last := map[string]int{}
+			for i := n - 1; i >= 0; i-- {
+				k := rowKey(b, keys, i)
+				if j, ok := last[k]; ok {
+					next[i] = int64(j)
+				} else {
+					next[i] = -1
+				}
+				last[k] = i
+			}
+			ib := array.NewInt64Builder(mem)
+			defer ib.Release()
+			for _, j := range next {
+				if j < 0 {
+					ib.AppendNull()
+				} else {
+					ib.Append(j)
+				}
+			}
+			pidx := ib.NewArray()
+			defer pidx.Release()
+			return takeOne(mem, b.Column(idx[0]), pidx)
+		}}, nil
+	})
+}

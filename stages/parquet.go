@@ -1,0 +1,320 @@
+package stages
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/compute/exec"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/agora-etl/agora/pipeline"
+)
+
+// ErrMissingColumns is returned when a Parquet input lacks declared columns.
+var ErrMissingColumns = errors.New("missing columns")
+
+// ParquetColumn is one declared column of a Parquet input. Its name is
+// the file's top-level column name taken whole: a dot is part of the name
+// ("candidates.metadata.id"), not a path into a struct.
+type ParquetColumn struct {
+	Name string
+	Type arrow.DataType
+}
+
+// ParquetFile is a Source streaming a Parquet file as Arrow batches of at
+// most BatchRows rows, row group after row group, without loading the
+// file whole. It accepts what pandas/pyarrow writes: 3-level lists whose
+// element is named element or item, a pandas metadata key, timestamps in
+// ns/us/ms (converted to microseconds UTC; sub-microsecond digits are an
+// error) or ISO 8601 strings, integers where floats are declared and
+// integral floats (nullable ints written by pandas) where integers are.
+// The reading and decompression happen in Chunks; Decode converts each
+// batch to the declared types and runs in parallel.
+type ParquetFile struct {
+	// Path is the file; Name is how it is shown.
+	Path, Name string
+	// Columns are read by exact top-level name, in output order.
+	Columns []ParquetColumn
+	// CarryExtra also passes on the file's undeclared columns, with their
+	// own types, after the declared ones.
+	CarryExtra bool
+	// BatchRows is the most rows per batch.
+	BatchRows int
+	// Mem allocates the batches.
+	Mem memory.Allocator
+
+	mu     sync.Mutex
+	schema *arrow.Schema
+	extra  []arrow.Field
+}
+
+// Schema returns the schema of the decoded batches. With CarryExtra it
+// opens the file to learn the extra columns.
+func (s *ParquetFile) Schema() (*arrow.Schema, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.schema != nil {
+		return s.schema, nil
+	}
+	if s.Mem == nil {
+		s.Mem = memory.DefaultAllocator
+	}
+	if s.BatchRows <= 0 {
+		s.BatchRows = 1024
+	}
+	var fields []arrow.Field
+	for _, c := range s.Columns {
+		fields = append(fields, arrow.Field{Name: c.Name, Type: c.Type, Nullable: true})
+	}
+	if s.CarryExtra {
+		_, fs, err := s.open()
+		if err != nil {
+			return nil, err
+		}
+		declared := map[string]bool{}
+		for _, c := range s.Columns {
+			declared[c.Name] = true
+		}
+		for _, f := range fs.Fields() {
+			if !declared[f.Name] {
+				f.Nullable = true
+				s.extra = append(s.extra, f)
+				fields = append(fields, f)
+			}
+		}
+	}
+	fields = append(fields, arrow.Field{Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64})
+	s.schema = arrow.NewSchema(fields, nil)
+	return s.schema, nil
+}
+
+// open opens the file and returns its reader and Arrow schema; the caller
+// closes the reader's file.
+func (s *ParquetFile) open() (*pqarrow.FileReader, *arrow.Schema, error) {
+	if _, err := os.Stat(s.Path); err != nil {
+		return nil, nil, &DecodeError{File: s.Name, Err: err}
+	}
+	rdr, err := file.OpenParquetFile(s.Path, false)
+	if err != nil {
+		return nil, nil, &DecodeError{File: s.Name, Err: fmt.Errorf("%w: not a readable Parquet file: %v", ErrCorrupt, err)}
+	}
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: int64(max(s.BatchRows, 1)), Parallel: false}, s.Mem)
+	if err != nil {
+		rdr.Close()
+		return nil, nil, &DecodeError{File: s.Name, Err: fmt.Errorf("%w: %v", ErrCorrupt, err)}
+	}
+	sc, err := fr.Schema()
+	if err != nil {
+		rdr.Close()
+		return nil, nil, &DecodeError{File: s.Name, Err: fmt.Errorf("%w: schema: %v", ErrCorrupt, err)}
+	}
+	return fr, sc, nil
+}
+
+// Chunks reads the file row group by row group and emits batches of at
+// most BatchRows rows.
+func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) error) error {
+	schema, err := s.Schema()
+	if err != nil {
+		return err
+	}
+	fr, fs, err := s.open()
+	if err != nil {
+		return err
+	}
+	defer fr.ParquetReader().Close()
+	// Map each wanted column to its leaf columns in the file.
+	var missing []string
+	var leaves []int
+	var order []string
+	for _, f := range schema.Fields() {
+		if f.Name == pipeline.LineColumn {
+			continue
+		}
+		idx := fs.FieldIndices(f.Name)
+		if len(idx) == 0 {
+			missing = append(missing, f.Name)
+			continue
+		}
+		leaves = append(leaves, leafColumns(fr.Manifest.Fields[idx[0]])...)
+		order = append(order, f.Name)
+	}
+	if len(missing) > 0 {
+		return &DecodeError{File: s.Name, Err: fmt.Errorf("%w: the file has no %s (it has %d columns: %s)", ErrMissingColumns, strings.Join(missing, ", "), len(fs.Fields()), strings.Join(fieldNames(fs), ", "))}
+	}
+	rr, err := fr.GetRecordReader(ctx, leaves, nil)
+	if err != nil {
+		return &DecodeError{File: s.Name, Err: fmt.Errorf("%w: %v", ErrCorrupt, err)}
+	}
+	defer rr.Release()
+	var row int64 = 1
+	for rr.Next() {
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
+		b := rr.RecordBatch()
+		b.Retain()
+		c := pipeline.Chunk{File: s.Name, Line: row, Rows: int(b.NumRows()), Batch: b}
+		row += b.NumRows()
+		if err := emit(c); err != nil {
+			return err
+		}
+	}
+	if err := rr.Err(); err != nil {
+		return &DecodeError{File: s.Name, Line: row, Err: fmt.Errorf("%w: %v", ErrCorrupt, err)}
+	}
+	return nil
+}
+
+func fieldNames(s *arrow.Schema) []string {
+	out := make([]string, 0, s.NumFields())
+	for _, f := range s.Fields() {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+func leafColumns(f pqarrow.SchemaField) []int {
+	if len(f.Children) == 0 {
+		return []int{f.ColIndex}
+	}
+	var out []int
+	for _, c := range f.Children {
+		out = append(out, leafColumns(c)...)
+	}
+	return out
+}
+
+// Decode converts a batch read by Chunks to the declared types and adds
+// the row numbers.
+func (s *ParquetFile) Decode(ctx context.Context, c pipeline.Chunk, _ *pipeline.Rejects) (arrow.RecordBatch, error) {
+	schema, err := s.Schema()
+	if err != nil {
+		return nil, err
+	}
+	in := c.Batch
+	if in == nil {
+		return nil, fmt.Errorf("%s: chunk without a batch", s.Name)
+	}
+	cols := make([]arrow.Array, 0, schema.NumFields())
+	for _, f := range schema.Fields() {
+		if f.Name == pipeline.LineColumn {
+			continue
+		}
+		i := in.Schema().FieldIndices(f.Name)
+		if len(i) == 0 {
+			releaseAll(cols)
+			return nil, fmt.Errorf("%s: no column %s in the batch read", s.Name, f.Name)
+		}
+		a, err := conform(ctx, s.Mem, in.Column(i[0]), f.Type)
+		if err != nil {
+			releaseAll(cols)
+			return nil, &DecodeError{File: s.Name, Line: c.Line, Err: fmt.Errorf("column %s: %w", f.Name, err)}
+		}
+		cols = append(cols, a)
+	}
+	lb := array.NewInt64Builder(s.Mem)
+	for r := int64(0); r < in.NumRows(); r++ {
+		lb.Append(c.Line + r)
+	}
+	cols = append(cols, lb.NewArray())
+	lb.Release()
+	return newBatch(schema.Fields(), cols, in.NumRows()), nil
+}
+
+// conform returns a converted to type want (a new reference the caller
+// owns): the same data when only field names differ, a safe cast
+// otherwise.
+func conform(ctx context.Context, mem memory.Allocator, a arrow.Array, want arrow.DataType) (arrow.Array, error) {
+	if arrow.TypeEqual(a.DataType(), want) {
+		a.Retain()
+		return a, nil
+	}
+	if sameLayout(a.DataType(), want) {
+		data := retype(a.Data(), want)
+		defer data.Release()
+		return array.MakeFromData(data), nil
+	}
+	cctx := exec.WithAllocator(ctx, mem)
+	if a.DataType().ID() == arrow.STRING && want.ID() == arrow.TIMESTAMP {
+		return isoTimestamps(mem, a.(*array.String))
+	}
+	out, err := compute.CastArray(cctx, a, compute.SafeCastOptions(want))
+	if err != nil {
+		return nil, fmt.Errorf("the file has %s, want %s: %w", a.DataType(), want, err)
+	}
+	return out, nil
+}
+
+// sameLayout reports whether two types differ only in field names (a
+// list's element called element or item) and nullability.
+func sameLayout(a, b arrow.DataType) bool {
+	switch x := a.(type) {
+	case *arrow.ListType:
+		y, ok := b.(*arrow.ListType)
+		return ok && sameLayout(x.Elem(), y.Elem())
+	case *arrow.StructType:
+		y, ok := b.(*arrow.StructType)
+		if !ok || x.NumFields() != y.NumFields() {
+			return false
+		}
+		for i := range x.Fields() {
+			if x.Field(i).Name != y.Field(i).Name || !sameLayout(x.Field(i).Type, y.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	case *arrow.MapType:
+		y, ok := b.(*arrow.MapType)
+		return ok && sameLayout(x.KeyType(), y.KeyType()) && sameLayout(x.ItemType(), y.ItemType())
+	}
+	return arrow.TypeEqual(a, b)
+}
+
+// retype rebuilds array data under a type that differs only in field
+// names, recursively, sharing the buffers.
+func retype(d arrow.ArrayData, want arrow.DataType) arrow.ArrayData {
+	var children []arrow.ArrayData
+	switch t := want.(type) {
+	case *arrow.ListType:
+		children = []arrow.ArrayData{retype(d.Children()[0], t.Elem())}
+	case *arrow.MapType:
+		children = []arrow.ArrayData{retype(d.Children()[0], t.Elem())}
+	case *arrow.StructType:
+		for i, c := range d.Children() {
+			children = append(children, retype(c, t.Field(i).Type))
+		}
+	}
+	out := array.NewData(want, d.Len(), d.Buffers(), children, d.NullN(), d.Offset())
+	for _, c := range children {
+		c.Release()
+	}
+	return out
+}
+
+// isoTimestamps parses ISO 8601 strings into microseconds UTC.
+func isoTimestamps(mem memory.Allocator, s *array.String) (arrow.Array, error) {
+	tb := array.NewTimestampBuilder(mem, &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"})
+	defer tb.Release()
+	for i := 0; i < s.Len(); i++ {
+		if s.IsNull(i) || s.Value(i) == "" {
+			tb.AppendNull()
+			continue
+		}
+		ts, err := arrow.TimestampFromString(s.Value(i), arrow.Microsecond)
+		if err != nil {
+			return nil, fmt.Errorf("row %d: %q is not an ISO 8601 timestamp", i+1, s.Value(i))
+		}
+		tb.Append(ts)
+	}
+	return tb.NewArray(), nil
+}

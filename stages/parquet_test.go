@@ -1,0 +1,127 @@
+package stages
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/agora-etl/agora/pipeline"
+)
+
+// writePandasLike writes a Parquet file shaped the way pandas/pyarrow
+// write the Habermas release: dotted flat names, list elements named
+// "element", ns timestamps, ISO strings, integers stored as floats.
+func writePandasLike(t *testing.T, rowGroup int64) string {
+	t.Helper()
+	mem := memory.NewGoAllocator()
+	md := arrow.NewMetadata([]string{"pandas"}, []string{`{"index_columns": []}`})
+	elem := arrow.ListOfField(arrow.Field{Name: "element", Type: arrow.BinaryTypes.String, Nullable: true})
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "candidates.metadata.id", Type: elem, Nullable: true},
+		{Name: "metadata.created", Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}, Nullable: true},
+		{Name: "metadata.updated", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "question.topic", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "nested", Type: arrow.ListOfField(arrow.Field{Name: "element", Type: arrow.ListOfField(arrow.Field{Name: "element", Type: arrow.PrimitiveTypes.Float64, Nullable: true}), Nullable: true}), Nullable: true},
+		{Name: "extra", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	}, &md)
+	b, _, err := array.RecordFromJSON(mem, schema, strings.NewReader(`[
+		{"candidates.metadata.id": ["a","b"], "metadata.created": "2024-01-02T03:04:05.123456Z", "metadata.updated": "2024-01-02T03:04:05.5+00:00", "question.topic": 7, "nested": [[1.5],[2]], "extra": 1},
+		{"candidates.metadata.id": [], "metadata.created": null, "metadata.updated": null, "question.topic": null, "nested": null, "extra": 2},
+		{"candidates.metadata.id": ["c"], "metadata.created": "2024-01-02T03:04:05Z", "metadata.updated": "2024-01-02T03:04:05Z", "question.topic": 104, "nested": [], "extra": 3}
+	]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	p := filepath.Join(t.TempDir(), "f.parquet")
+	f, _ := os.Create(p)
+	w, err := pqarrow.NewFileWriter(schema, f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(rowGroup)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestParquetFileConformsPandasOutput(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	p := writePandasLike(t, 2) // two row groups
+	s := &ParquetFile{Path: p, Name: "f.parquet", BatchRows: 1, Mem: mem, Columns: []ParquetColumn{
+		{Name: "candidates.metadata.id", Type: mustType(t, "list<string>")},
+		{Name: "metadata.created", Type: mustType(t, "timestamp")},
+		{Name: "metadata.updated", Type: mustType(t, "timestamp")},
+		{Name: "question.topic", Type: mustType(t, "int64")},
+		{Name: "nested", Type: mustType(t, "list<list<float64>>")},
+	}}
+	var rows []string
+	err := s.Chunks(t.Context(), func(c pipeline.Chunk) error {
+		b, err := s.Decode(t.Context(), c, &pipeline.Rejects{})
+		c.Batch.Release()
+		if err != nil {
+			return err
+		}
+		defer b.Release()
+		for i := 0; i < int(b.NumRows()); i++ {
+			rows = append(rows, itoa(pipeline.LineOf(b, i))+" "+pipeline.RowJSON(b, i))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`1 {"candidates.metadata.id":["a","b"],"metadata.created":"2024-01-02T03:04:05.123456Z","metadata.updated":"2024-01-02T03:04:05.5Z","nested":[[1.5],[2]],"question.topic":7}`,
+		`2 {"candidates.metadata.id":[],"metadata.created":null,"metadata.updated":null,"nested":null,"question.topic":null}`,
+		`3 {"candidates.metadata.id":["c"],"metadata.created":"2024-01-02T03:04:05Z","metadata.updated":"2024-01-02T03:04:05Z","nested":[],"question.topic":104}`,
+	}
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestParquetFileErrors(t *testing.T) {
+	p := writePandasLike(t, 10)
+	s := &ParquetFile{Path: p, Name: "f.parquet", Columns: []ParquetColumn{
+		{Name: "candidates.metadata.id", Type: mustType(t, "list<string>")},
+		{Name: "nope.one", Type: mustType(t, "string")},
+		{Name: "nope.two", Type: mustType(t, "string")},
+	}}
+	err := s.Chunks(t.Context(), func(c pipeline.Chunk) error { c.Batch.Release(); return nil })
+	if !errors.Is(err, ErrMissingColumns) || !strings.Contains(err.Error(), "nope.one, nope.two") || !strings.Contains(err.Error(), "f.parquet") {
+		t.Errorf("err = %v", err)
+	}
+	s = &ParquetFile{Path: p, Name: "f.parquet", Columns: []ParquetColumn{{Name: "candidates.metadata.id", Type: mustType(t, "int64")}}}
+	err = s.Chunks(t.Context(), func(c pipeline.Chunk) error {
+		defer c.Batch.Release()
+		_, err := s.Decode(t.Context(), c, &pipeline.Rejects{})
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "column candidates.metadata.id") {
+		t.Errorf("wrong column type: err = %v", err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.parquet")
+	os.WriteFile(bad, []byte("PAR1 not really"), 0o644)
+	s = &ParquetFile{Path: bad, Name: "bad.parquet", Columns: []ParquetColumn{{Name: "x", Type: mustType(t, "string")}}}
+	if err := s.Chunks(t.Context(), func(pipeline.Chunk) error { return nil }); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("truncated file: err = %v", err)
+	}
+	carry := &ParquetFile{Path: p, Name: "f", CarryExtra: true, Columns: []ParquetColumn{{Name: "question.topic", Type: mustType(t, "int64")}}}
+	sc, err := carry.Schema()
+	if err != nil || !sc.HasField("extra") || !sc.HasField("nested") {
+		t.Errorf("carry: %v %v", sc, err)
+	}
+}
