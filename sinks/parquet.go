@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/agora-etl/agora/config"
@@ -148,12 +150,54 @@ func (f *fileWriter) close() (path string, bytes int64, sum string, err error) {
 		os.Remove(f.tmp)
 		return "", 0, "", fmt.Errorf("close %s: %w", f.name, err)
 	}
+	if err := verify(f.tmp, f.rows); err != nil {
+		os.Remove(f.tmp)
+		return "", 0, "", fmt.Errorf("verify %s: %w", f.name, err)
+	}
 	final := filepath.Join(f.dir, f.name)
 	if err := os.Rename(f.tmp, final); err != nil {
 		os.Remove(f.tmp)
 		return "", 0, "", fmt.Errorf("rename %s: %w", f.name, err)
 	}
 	return final, f.n, hex.EncodeToString(f.sum.Sum(nil)), nil
+}
+
+// ErrVerify is returned when a file read back does not hold what was
+// written.
+var ErrVerify = errors.New("read-back check failed")
+
+// verify reopens a written file and checks its footer: the row count, and
+// that every column chunk of every row group holds at least as many values
+// as the row group has rows (a chunk with fewer is the signature of
+// silently dropped values).
+func verify(path string, rows int64) error {
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return fmt.Errorf("%w: reopen: %v", ErrVerify, err)
+	}
+	defer rdr.Close()
+	md := rdr.MetaData()
+	if md.NumRows != rows {
+		return fmt.Errorf("%w: footer says %d rows, %d were written", ErrVerify, md.NumRows, rows)
+	}
+	var sum int64
+	for g := 0; g < rdr.NumRowGroups(); g++ {
+		rg := md.RowGroup(g)
+		sum += rg.NumRows()
+		for c := 0; c < rg.NumColumns(); c++ {
+			cc, err := rg.ColumnChunk(c)
+			if err != nil {
+				return fmt.Errorf("%w: row group %d column %d: %v", ErrVerify, g, c, err)
+			}
+			if cc.NumValues() < rg.NumRows() {
+				return fmt.Errorf("%w: row group %d column %s holds %d values for %d rows", ErrVerify, g, cc.PathInSchema(), cc.NumValues(), rg.NumRows())
+			}
+		}
+	}
+	if sum != rows {
+		return fmt.Errorf("%w: row groups hold %d rows, %d were written", ErrVerify, sum, rows)
+	}
+	return nil
 }
 
 // abort discards the file.

@@ -198,3 +198,33 @@ func TestReleasePublishSwapsAtomically(t *testing.T) {
 		t.Fatalf("after publish: %v", got)
 	}
 }
+
+func TestVerifyCatchesAFooterThatDisagrees(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	root := t.TempDir()
+	sink, err := NewTable(root, "t", testSchema, nil, config.DefaultWriter, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := batch(t, mem, `[{"id":"1","_line":1},{"id":"2","_line":2}]`)
+	defer b.Release()
+	if err := sink.Write(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	files, err := sink.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, filepath.FromSlash(files[0].Path))
+	if err := verify(p, 2); err != nil {
+		t.Fatalf("a good file fails verification: %v", err)
+	}
+	if err := verify(p, 3); !errors.Is(err, ErrVerify) {
+		t.Fatalf("a row count mismatch passes: %v", err)
+	}
+	os.WriteFile(p, []byte("PAR1garbage"), 0o644)
+	if err := verify(p, 2); !errors.Is(err, ErrVerify) {
+		t.Fatalf("a corrupt file passes: %v", err)
+	}
+}
