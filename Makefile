@@ -15,7 +15,7 @@ build:
 
 ## run: the whole pipeline on the shipped samples in testdata/, writing ./out
 run: build
-	./$(BIN) run --config pipeline.yaml --out out
+	./$(BIN) run --config pipeline.yaml --out out --mode overwrite
 
 ## check: validate pipeline.yaml and decode every input, writing nothing
 check: build

@@ -144,6 +144,10 @@ type Table struct {
 	Columns map[string]string `yaml:"columns"`
 	// Writer overrides writer settings for this table.
 	Writer *Writer `yaml:"writer"`
+	// MaxRejectRatio is the share of rows in that may be rejected before
+	// the run exits with code 3 (the release is still published). Unset
+	// means any share is accepted.
+	MaxRejectRatio *float64 `yaml:"max_reject_ratio"`
 }
 
 // Step is one transformation. Exactly one field is set.

@@ -157,6 +157,9 @@ func (c *Config) validateDataset(id string, d *Dataset, add addFunc) {
 		if t.Writer != nil {
 			c.validateWriter(tp+".writer", c.WriterFor(t), add)
 		}
+		if r := t.MaxRejectRatio; r != nil && (*r < 0 || *r > 1) {
+			add(tp+".max_reject_ratio", ErrInvalid, "must be between 0 and 1, got %v", *r)
+		}
 		for i, s := range t.Steps {
 			c.validateStep(fmt.Sprintf("%s.steps[%d]", tp, i), d, s, add)
 		}

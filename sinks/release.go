@@ -104,6 +104,13 @@ func (r *Release) Publish() error {
 	return nil
 }
 
+// Published reports whether out/<dataset> holds a complete release
+// (its _SUCCESS marker is there).
+func Published(out, dataset string) bool {
+	_, err := os.Stat(filepath.Join(out, dataset, "_SUCCESS"))
+	return err == nil
+}
+
 // Abort removes the staging folder.
 func (r *Release) Abort() { os.RemoveAll(r.staging) }
 

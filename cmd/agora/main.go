@@ -30,6 +30,7 @@ const (
 	exitOK          = 0
 	exitFailed      = 1
 	exitUsage       = 2
+	exitRejects     = 3
 	exitInterrupted = 130
 )
 
@@ -57,7 +58,10 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "agora:", err)
 	var fe *config.FieldError
 	var ue usageError
+	var re *rejectsExceeded
 	switch {
+	case errors.As(err, &re):
+		return exitRejects
 	case ctx.Err() != nil:
 		fmt.Fprintln(stderr, "agora: interrupted; the previous release is unchanged")
 		return exitInterrupted
@@ -75,8 +79,10 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 comparisons) into flattened, validated, Hive-partitioned Parquet for DuckDB,
 Spark, pandas and polars. Datasets are declared in pipeline.yaml.
 
-Exit codes: 0 success, 1 run failed, 2 bad command line or pipeline.yaml,
-130 interrupted (the previous release is left in place).`,
+Exit codes: 0 success (also: nothing changed, nothing to do), 1 run failed,
+2 bad command line or pipeline.yaml, 3 published but a table rejected more
+rows than its max_reject_ratio, 130 interrupted (the previous release is
+left in place).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       Version,
@@ -111,6 +117,8 @@ func newRunCmd(stdout, stderr io.Writer, check bool) *cobra.Command {
 	f.StringVar(&opts.Data, "data", "", "data root holding the input files (default: pipeline.yaml's data, testdata/)")
 	if !check {
 		f.StringVar(&opts.Out, "out", "", "output root (default: pipeline.yaml's out, out/)")
+		f.StringVar(&opts.Mode, "mode", "error", "when the published release differs from this run: error (keep it, fail) or overwrite (replace it)")
+		f.BoolVar(&opts.Force, "force", false, "run even when inputs, config and agora version match the published release")
 	}
 	f.StringSliceVar(&opts.Only, "only", nil, "run only these datasets (comma-separated)")
 	f.IntVar(&opts.Workers, "workers", 0, "goroutines per stage (default: pipeline.yaml's workers, else one per CPU)")
@@ -139,6 +147,9 @@ func newRunCmd(stdout, stderr io.Writer, check bool) *cobra.Command {
 		}
 		if opts.Out == "" {
 			opts.Out = cfg.Out
+		}
+		if opts.Mode != "error" && opts.Mode != "overwrite" && !check {
+			return usageError{fmt.Errorf("--mode must be error or overwrite, got %q", opts.Mode)}
 		}
 		if opts.Workers < 0 {
 			return usageError{fmt.Errorf("--workers must be ≥ 0, got %d", opts.Workers)}
@@ -170,7 +181,10 @@ func newRunCmd(stdout, stderr io.Writer, check bool) *cobra.Command {
 					}
 				}
 			}
-			if r.Target != "" {
+			if r.Skipped {
+				notes = append(notes, fmt.Sprintf("%s: unchanged since the release in %s (inputs, config and agora version match its manifest.json); nothing to do (--force runs anyway)", r.ID, r.Target))
+				log.Info("unchanged", "dataset", r.ID, "path", r.Target)
+			} else if r.Target != "" {
 				log.Info("published", "dataset", r.ID, "path", r.Target, "seconds", r.Duration.Seconds())
 			}
 		})

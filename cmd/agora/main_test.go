@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"flag"
@@ -200,4 +201,16 @@ func TestVersion(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, Version) {
 		t.Fatalf("--version: exit %d: %s", code, stdout)
 	}
+}
+
+func writeGz(t *testing.T, path, content string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := gzip.NewWriter(f)
+	zw.Write([]byte(content))
+	zw.Close()
+	f.Close()
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -38,7 +40,29 @@ type runOptions struct {
 	Only       []string
 	Workers    int
 	DryRun     bool // check: decode and validate everything, write nothing
+	Mode       string
+	Force      bool
 	Mem        memory.Allocator
+}
+
+// ErrExists is returned in --mode error when the published release differs
+// from what this run produced.
+var ErrExists = errors.New("the published release differs from this run")
+
+// rejectsExceeded reports tables whose rejects passed max_reject_ratio.
+type rejectsExceeded struct{ tables []string }
+
+func (r *rejectsExceeded) Error() string {
+	return "rejected rows above max_reject_ratio in " + strings.Join(r.tables, ", ")
+}
+
+func readManifest(out, id string) (Manifest, error) {
+	var m Manifest
+	b, err := os.ReadFile(filepath.Join(out, id, "manifest.json"))
+	if err != nil {
+		return m, err
+	}
+	return m, json.Unmarshal(b, &m)
 }
 
 // TableResult is one table's accounting, as printed and as stored in the
@@ -106,6 +130,9 @@ type DatasetResult struct {
 	Target   string
 	Tables   []*TableResult
 	Duration time.Duration
+	// Skipped says the published release already matches the inputs and
+	// config, so nothing was run.
+	Skipped bool
 }
 
 func loadConfig(path string) (*config.Config, error) {
@@ -133,12 +160,22 @@ func runAll(ctx context.Context, cfg *config.Config, opts runOptions, report fun
 	if err != nil {
 		return err
 	}
+	var over []string
 	for _, id := range ids {
 		res, err := runDataset(ctx, cfg, id, opts)
 		if err != nil {
 			return fmt.Errorf("%s: %w", id, err)
 		}
 		report(res)
+		for _, t := range res.Tables {
+			r := cfg.Datasets[id].Tables[t.Name].MaxRejectRatio
+			if r != nil && t.RowsIn > 0 && float64(t.Rejected)/float64(t.RowsIn) > *r {
+				over = append(over, fmt.Sprintf("%s/%s (%d of %d > %v)", id, t.Name, t.Rejected, t.RowsIn, *r))
+			}
+		}
+	}
+	if len(over) > 0 {
+		return &rejectsExceeded{over}
 	}
 	return nil
 }
@@ -175,9 +212,26 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	if !opts.DryRun {
+		lock, err := sinks.AcquireLock(opts.Out, id)
+		if err != nil {
+			return nil, err
+		}
+		defer lock.Release()
+	}
 	inputs, err := fingerprintInputs(d, opts.Data)
 	if err != nil {
 		return nil, err
+	}
+	man := Manifest{
+		Dataset:      id,
+		Agora:        Version,
+		Libraries:    libraryVersions(),
+		ConfigSHA256: configHash(cfg, id),
+		Inputs:       inputs,
+	}
+	if !opts.DryRun && !opts.Force && unchanged(opts.Out, id, man) {
+		return &DatasetResult{ID: id, Target: filepath.Join(opts.Out, id), Skipped: true, Duration: time.Since(start)}, nil
 	}
 
 	var rel *sinks.Release
@@ -219,20 +273,22 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 		res.Duration = time.Since(start)
 		return res, nil
 	}
-	cfgSum, err := fileSHA256(opts.ConfigPath)
-	if err != nil {
-		return nil, err
-	}
-	man := Manifest{
-		Dataset:      id,
-		Agora:        Version,
-		Libraries:    libraryVersions(),
-		ConfigSHA256: cfgSum,
-		Inputs:       inputs,
-		Tables:       results,
-	}
+	man.Tables = results
 	if err := rel.WriteJSON("manifest.json", man); err != nil {
 		return nil, err
+	}
+	if err := rel.WriteJSON("datapackage.json", dataPackage(id, d, results)); err != nil {
+		return nil, err
+	}
+	if err := rel.WriteFile("README.md", []byte(datasetCard(id, d, results))); err != nil {
+		return nil, err
+	}
+	if opts.Mode != "overwrite" && sinks.Published(opts.Out, id) {
+		old, _ := os.ReadFile(filepath.Join(opts.Out, id, "manifest.json"))
+		now, _ := os.ReadFile(filepath.Join(rel.Dir(), "manifest.json"))
+		if !bytes.Equal(old, now) {
+			return nil, fmt.Errorf("%w: %s was made from other inputs, config or agora version; run with --mode overwrite to replace it", ErrExists, filepath.Join(opts.Out, id))
+		}
 	}
 	if err := rel.Publish(); err != nil {
 		return nil, err

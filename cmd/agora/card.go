@@ -1,0 +1,196 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/sinks"
+)
+
+// configHash fingerprints what shapes one dataset's output bytes: the
+// dataset's declaration, the writer settings and the batch size.
+func configHash(cfg *config.Config, id string) string {
+	b, _ := json.Marshal(struct {
+		Dataset   *config.Dataset
+		Writer    config.Writer
+		BatchRows int
+	}{cfg.Datasets[id], cfg.Writer, cfg.BatchRows})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// frictionlessType maps agora's type grammar to Table Schema types.
+func frictionlessType(t string) string {
+	switch {
+	case t == "string":
+		return "string"
+	case t == "int64" || t == "int32":
+		return "integer"
+	case t == "float64":
+		return "number"
+	case t == "bool":
+		return "boolean"
+	case t == "timestamp":
+		return "datetime"
+	case t == "date":
+		return "date"
+	case strings.HasPrefix(t, "list<"):
+		return "array"
+	}
+	return "object"
+}
+
+// dataPackage builds datapackage.json (Frictionless Data Package v2): one
+// resource per table, its files, and its Table Schema.
+func dataPackage(id string, d *config.Dataset, tables []*TableResult) map[string]any {
+	var resources []any
+	for _, t := range tables {
+		var paths []string
+		var bytes int64
+		h := sha256.New()
+		for _, f := range t.Files {
+			if strings.HasPrefix(f.Path, "_rejects/") {
+				continue
+			}
+			paths = append(paths, f.Path)
+			bytes += f.Bytes
+			fmt.Fprintf(h, "%s %s\n", f.Path, f.SHA256)
+		}
+		var fields []any
+		for _, c := range t.Schema {
+			f := map[string]any{"name": c.Name, "type": frictionlessType(c.Type), "parquetType": c.Type}
+			if desc := t.Columns[c.Name]; desc != "" {
+				f["description"] = desc
+			}
+			if c.Partition {
+				f["partition"] = true
+			}
+			fields = append(fields, f)
+		}
+		r := map[string]any{
+			"name":        t.Name,
+			"path":        paths,
+			"format":      "parquet",
+			"mediatype":   "application/vnd.apache.parquet",
+			"bytes":       bytes,
+			"hash":        "sha256:" + hex.EncodeToString(h.Sum(nil)),
+			"description": t.Description,
+			"schema":      map[string]any{"fields": fields},
+			"rows":        t.Written,
+		}
+		if len(t.PartitionBy) > 0 {
+			r["partitioning"] = map[string]any{"scheme": "hive", "columns": t.PartitionBy}
+		}
+		resources = append(resources, r)
+	}
+	pkg := map[string]any{
+		"$schema":     "https://datapackage.org/profiles/2.0/datapackage.json",
+		"name":        id,
+		"title":       d.Title,
+		"description": d.Description,
+		"resources":   resources,
+	}
+	if d.License != "" {
+		pkg["licenses"] = []any{map[string]any{"name": d.License}}
+	}
+	if d.Homepage != "" {
+		pkg["sources"] = []any{map[string]any{"title": d.Title, "path": d.Homepage}}
+	}
+	if d.Citation != "" {
+		pkg["citation"] = d.Citation
+	}
+	return pkg
+}
+
+// datasetCard renders the release's README.md: what each table and
+// column means, row counts, the source's license and citation, and how to
+// read it.
+func datasetCard(id string, d *config.Dataset, tables []*TableResult) string {
+	var b strings.Builder
+	title := d.Title
+	if title == "" {
+		title = id
+	}
+	fmt.Fprintf(&b, "# %s\n\n", title)
+	if d.Description != "" {
+		fmt.Fprintf(&b, "%s\n\n", d.Description)
+	}
+	fmt.Fprintf(&b, "Converted by agora %s. Files are Hive-partitioned Parquet; `manifest.json` lists every file with its rows and sha256, `datapackage.json` describes the tables as a Frictionless Data Package.\n\n", Version)
+	if d.License != "" || d.Citation != "" || d.Homepage != "" {
+		b.WriteString("## Source\n\n")
+		if d.Homepage != "" {
+			fmt.Fprintf(&b, "- Source: %s\n", d.Homepage)
+		}
+		if d.License != "" {
+			fmt.Fprintf(&b, "- License of the data: %s (this release is a derived work under the same terms)\n", d.License)
+		}
+		if d.Citation != "" {
+			fmt.Fprintf(&b, "- Cite: %s\n", d.Citation)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("## Tables\n\n| table | rows | rejected | partitioned by |\n|---|---:|---:|---|\n")
+	for _, t := range tables {
+		fmt.Fprintf(&b, "| `%s` | %d | %d | %s |\n", t.Name, t.Written, t.Rejected, strings.Join(quoteAll(t.PartitionBy), ", "))
+	}
+	b.WriteString("\n")
+	for _, t := range tables {
+		fmt.Fprintf(&b, "### %s\n\n", t.Name)
+		if t.Description != "" {
+			fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(t.Description))
+		}
+		b.WriteString("| column | type | meaning |\n|---|---|---|\n")
+		for _, c := range t.Schema {
+			typ := c.Type
+			if c.Partition {
+				typ += " (partition)"
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", c.Name, strings.ReplaceAll(typ, "|", "\\|"), strings.ReplaceAll(t.Columns[c.Name], "|", "\\|"))
+		}
+		b.WriteString("\n")
+		for _, ck := range t.Checks {
+			fmt.Fprintf(&b, "Check `%s` on `%s` failed on %d rows, which were kept (examples in manifest.json).\n\n", ck.Rule, ck.Column, ck.Failures)
+		}
+	}
+	if len(tables) > 0 {
+		t := tables[0]
+		glob := fmt.Sprintf("%s/%s/**/*.parquet", id, t.Name)
+		b.WriteString("## Reading it\n\nFrom the folder holding this release (glob `**/*.parquet`; markers such as `_SUCCESS` never end in `.parquet`):\n\n")
+		fmt.Fprintf(&b, "DuckDB:\n\n```sql\nSET TimeZone = 'UTC';\nSELECT * FROM read_parquet('%s', hive_partitioning = true) LIMIT 10;\n```\n\n", glob)
+		fmt.Fprintf(&b, "Spark:\n\n```python\ndf = spark.read.parquet(\"%s/%s\")\n```\n\n", id, t.Name)
+		fmt.Fprintf(&b, "pandas:\n\n```python\nimport pandas as pd\ndf = pd.read_parquet(\"%s/%s\")\n```\n", id, t.Name)
+	}
+	return b.String()
+}
+
+func quoteAll(s []string) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = "`" + x + "`"
+	}
+	sort.Strings(out)
+	return out
+}
+
+// unchanged reports whether the published release was made from the
+// same inputs, config and agora version.
+func unchanged(out, id string, man Manifest) bool {
+	old, err := readManifest(out, id)
+	if err != nil || !sinks.Published(out, id) {
+		return false
+	}
+	if old.Agora != man.Agora || old.ConfigSHA256 != man.ConfigSHA256 || len(old.Inputs) != len(man.Inputs) {
+		return false
+	}
+	for i := range old.Inputs {
+		if old.Inputs[i].SHA256 != man.Inputs[i].SHA256 || old.Inputs[i].Path != man.Inputs[i].Path {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agora-etl/agora/sinks"
+)
+
+// crowdData copies testdata/crowdrag25 into a fresh data root.
+func crowdData(t *testing.T) string {
+	t.Helper()
+	data := t.TempDir()
+	os.MkdirAll(filepath.Join(data, "crowdrag25"), 0o755)
+	for _, f := range []string{"responses", "ratings", "llm_ratings", "grades"} {
+		b, err := os.ReadFile(filepath.Join("../../testdata/crowdrag25", f+".jsonl.gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(data, "crowdrag25", f+".jsonl.gz"), b, 0o644)
+	}
+	return data
+}
+
+func runCrowd(t *testing.T, data, out string, extra ...string) (int, string, string) {
+	t.Helper()
+	return agora(t, append([]string{"run", "--config", "../../pipeline.yaml", "--data", data, "--out", out, "--only", "crowdrag25"}, extra...)...)
+}
+
+func TestManifestMatchesFilesAndMetadataDescribesTables(t *testing.T) {
+	data, out := crowdData(t), t.TempDir()
+	if code, so, se := runCrowd(t, data, out); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, so, se)
+	}
+	ds := filepath.Join(out, "crowdrag25")
+	m, err := readManifest(out, "crowdrag25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range m.Tables {
+		for _, f := range tb.Files {
+			b, err := os.ReadFile(filepath.Join(ds, filepath.FromSlash(f.Path)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256(b)
+			if hex.EncodeToString(sum[:]) != f.SHA256 || int64(len(b)) != f.Bytes {
+				t.Errorf("%s: manifest checksum or size does not match the file", f.Path)
+			}
+		}
+	}
+	var pkg struct {
+		Resources []struct {
+			Name   string   `json:"name"`
+			Path   []string `json:"path"`
+			Schema struct {
+				Fields []struct{ Name, Type string } `json:"fields"`
+			} `json:"schema"`
+		} `json:"resources"`
+		Licenses []struct{ Name string } `json:"licenses"`
+	}
+	raw, err := os.ReadFile(filepath.Join(ds, "datapackage.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &pkg); err != nil {
+		t.Fatal(err)
+	}
+	card, err := os.ReadFile(filepath.Join(ds, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkg.Resources) != len(m.Tables) || len(pkg.Licenses) != 1 || pkg.Licenses[0].Name != "CC-BY-4.0" {
+		t.Fatalf("datapackage: %d resources for %d tables, licenses %v", len(pkg.Resources), len(m.Tables), pkg.Licenses)
+	}
+	for i, r := range pkg.Resources {
+		tb := m.Tables[i]
+		if r.Name != tb.Name || len(r.Schema.Fields) != len(tb.Schema) || len(r.Path) == 0 {
+			t.Errorf("resource %s does not describe table %s", r.Name, tb.Name)
+		}
+		if !strings.Contains(string(card), "### "+tb.Name) {
+			t.Errorf("dataset card lacks table %s", tb.Name)
+		}
+		for _, c := range tb.Schema {
+			if !strings.Contains(string(card), "`"+c.Name+"`") {
+				t.Errorf("dataset card lacks column %s.%s", tb.Name, c.Name)
+			}
+		}
+	}
+	for _, want := range []string{"Gienapp", "CC-BY-4.0", "read_parquet(", "spark.read.parquet", "pd.read_parquet", "p_n"} {
+		if !strings.Contains(string(card), want) {
+			t.Errorf("dataset card lacks %q", want)
+		}
+	}
+}
+
+func TestUnchangedInputsSkipAndModes(t *testing.T) {
+	data, out := crowdData(t), t.TempDir()
+	if code, so, se := runCrowd(t, data, out); code != 0 {
+		t.Fatalf("first run: exit %d\n%s%s", code, so, se)
+	}
+	manifest := filepath.Join(out, "crowdrag25", "manifest.json")
+	before, _ := os.Stat(manifest)
+
+	// Same inputs and config: nothing to do.
+	code, stdout, _ := runCrowd(t, data, out)
+	if code != 0 || !strings.Contains(stdout, "unchanged") {
+		t.Fatalf("rerun: exit %d, want a skip:\n%s", code, stdout)
+	}
+	if after, _ := os.Stat(manifest); !after.ModTime().Equal(before.ModTime()) {
+		t.Error("the skipped run rewrote the release")
+	}
+	// --force runs again and, with the same inputs, publishes the same bytes.
+	if code, so, se := runCrowd(t, data, out, "--force"); code != 0 {
+		t.Fatalf("--force: exit %d\n%s%s", code, so, se)
+	}
+
+	// Changed input: --mode error (the default) keeps the old release.
+	grades := filepath.Join(data, "crowdrag25", "grades.jsonl.gz")
+	b, _ := os.ReadFile(grades)
+	os.WriteFile(grades, append(b, b...), 0o644) // a second gzip member: twice the rows
+	old, _ := os.ReadFile(manifest)
+	code, _, stderr := runCrowd(t, data, out)
+	if code != 1 || !strings.Contains(stderr, "--mode overwrite") {
+		t.Fatalf("changed input, --mode error: exit %d\n%s", code, stderr)
+	}
+	if now, _ := os.ReadFile(manifest); string(now) != string(old) {
+		t.Fatal("--mode error replaced the release")
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 2 { // crowdrag25 and its lock file
+		t.Errorf("out holds %d entries; staging left behind?", len(entries))
+	}
+	code, _, stderr = runCrowd(t, data, out, "--mode", "overwrite")
+	if code != 0 {
+		t.Fatalf("--mode overwrite: exit %d\n%s", code, stderr)
+	}
+	if now, _ := os.ReadFile(manifest); string(now) == string(old) {
+		t.Fatal("--mode overwrite kept the old release")
+	}
+}
+
+func TestLockNamesTheHolder(t *testing.T) {
+	data, out := crowdData(t), t.TempDir()
+	lock, err := sinks.AcquireLock(out, "crowdrag25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	code, _, stderr := runCrowd(t, data, out)
+	if code != 1 || !strings.Contains(stderr, "locked by another run") || !strings.Contains(stderr, "pid ") {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	lock.Release()
+	if code, _, stderr := runCrowd(t, data, out); code != 0 {
+		t.Fatalf("after release: exit %d\n%s", code, stderr)
+	}
+}
+
+func TestRejectRatioExitCode(t *testing.T) {
+	data, out := crowdData(t), t.TempDir()
+	src, _ := os.ReadFile("../../pipeline.yaml")
+	cfg := strings.Replace(string(src), "      grades:\n        input: grades\n", "      grades:\n        input: grades\n        max_reject_ratio: 0\n", 1)
+	cfgPath := filepath.Join(t.TempDir(), "pipeline.yaml")
+	os.WriteFile(cfgPath, []byte(cfg), 0o644)
+	if code, so, se := agora(t, "run", "--config", cfgPath, "--data", data, "--out", out, "--only", "crowdrag25"); code != 0 {
+		t.Fatalf("clean input: exit %d\n%s%s", code, so, se)
+	}
+	// A grade of 9 is out of range: rejected, and over a ratio of 0.
+	gz := filepath.Join(data, "crowdrag25", "grades.jsonl.gz")
+	writeGz(t, gz, `{"response":"x","correctness_topical":9,"coherence_logical":1,"coherence_stylistic":1,"coverage_broad":1,"coverage_deep":1,"consistency_internal":1,"quality_overall":1}`+"\n")
+	code, _, stderr := agora(t, "run", "--config", cfgPath, "--data", data, "--out", out, "--only", "crowdrag25", "--mode", "overwrite")
+	if code != exitRejects || !strings.Contains(stderr, "crowdrag25/grades") {
+		t.Fatalf("exit %d, want %d\n%s", code, exitRejects, stderr)
+	}
+	if !sinks.Published(out, "crowdrag25") {
+		t.Fatal("the release must still be published")
+	}
+}
