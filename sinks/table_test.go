@@ -3,6 +3,7 @@ package sinks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -226,5 +227,52 @@ func TestVerifyCatchesAFooterThatDisagrees(t *testing.T) {
 	os.WriteFile(p, []byte("PAR1garbage"), 0o644)
 	if err := verify(p, 2); !errors.Is(err, ErrVerify) {
 		t.Fatalf("a corrupt file passes: %v", err)
+	}
+}
+
+// TestDictionaryColumnsAreByteIdentical: arrow-go writes a column's
+// encoding stats from a Go map, in random order, once a dictionary falls
+// back to plain. A listed dictionary column never falls back (its page
+// limit is far above any column chunk), so repeated writes of a
+// high-cardinality dictionary column give the same bytes.
+func TestDictionaryColumnsAreByteIdentical(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.BinaryTypes.String},
+		{Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	bld := array.NewRecordBuilder(mem, schema)
+	for i := 0; i < 60000; i++ {
+		bld.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("%08x-%d-a-rather-long-unique-value", i*2654435761, i))
+		bld.Field(1).(*array.Int64Builder).Append(int64(i))
+	}
+	b := bld.NewRecordBatch()
+	bld.Release()
+	defer b.Release()
+	w := config.DefaultWriter
+	w.Dictionary = []string{"id"}
+	var sums []string
+	for run := 0; run < 3; run++ {
+		root := t.TempDir()
+		sink, err := NewTable(root, "t", schema, nil, w, mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for off := int64(0); off < b.NumRows(); off += 7000 {
+			part := b.NewSlice(off, min(off+7000, b.NumRows()))
+			err := sink.Write(t.Context(), part)
+			part.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		files, err := sink.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sums = append(sums, files[0].SHA256)
+	}
+	if sums[0] != sums[1] || sums[1] != sums[2] {
+		t.Fatalf("three writes gave %v", sums)
 	}
 }
