@@ -3,9 +3,12 @@ package sinks
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
 )
 
 // Release stages one dataset's output in a hidden folder beside its
@@ -21,6 +24,16 @@ type Release struct {
 // left by a killed run.
 func NewRelease(out, dataset string) (*Release, error) {
 	r := &Release{out: out, dataset: dataset, staging: filepath.Join(out, ".agora-staging-"+dataset)}
+	// A run killed between the two renames of a non-atomic swap left the
+	// previous release aside: put it back.
+	old := filepath.Join(out, ".agora-old-"+dataset)
+	if _, err := os.Stat(old); err == nil {
+		if _, err := os.Stat(r.Target()); errors.Is(err, os.ErrNotExist) {
+			if err := os.Rename(old, r.Target()); err != nil {
+				return nil, fmt.Errorf("restore the previous release: %w", err)
+			}
+		}
+	}
 	if err := os.RemoveAll(r.staging); err != nil {
 		return nil, fmt.Errorf("remove stale staging: %w", err)
 	}
@@ -79,6 +92,19 @@ func (r *Release) Publish() error {
 	old := filepath.Join(r.out, ".agora-old-"+r.dataset)
 	if err := os.RemoveAll(old); err != nil {
 		return fmt.Errorf("publish: %w", err)
+	}
+	// Where the kernel can, swap the two folders in one step: readers see
+	// the old release or the new one, never neither.
+	if _, err := os.Stat(target); err == nil {
+		if err := unix.Renameat2(unix.AT_FDCWD, r.staging, unix.AT_FDCWD, target, unix.RENAME_EXCHANGE); err == nil {
+			if err := syncDir(r.out); err != nil {
+				return fmt.Errorf("publish: %w", err)
+			}
+			if err := os.RemoveAll(r.staging); err != nil { // now the previous release
+				return fmt.Errorf("publish: remove previous release: %w", err)
+			}
+			return nil
+		}
 	}
 	hadOld := false
 	if _, err := os.Stat(target); err == nil {

@@ -276,3 +276,16 @@ func TestDictionaryColumnsAreByteIdentical(t *testing.T) {
 		t.Fatalf("three writes gave %v", sums)
 	}
 }
+
+func TestNewReleaseRestoresAReleaseLeftAside(t *testing.T) {
+	out := t.TempDir()
+	// A run killed between the two renames of a non-atomic swap.
+	os.MkdirAll(filepath.Join(out, ".agora-old-ds"), 0o755)
+	os.WriteFile(filepath.Join(out, ".agora-old-ds", "_SUCCESS"), nil, 0o644)
+	if _, err := NewRelease(out, "ds"); err != nil {
+		t.Fatal(err)
+	}
+	if !Published(out, "ds") {
+		t.Fatal("the previous release was not put back")
+	}
+}
