@@ -6,7 +6,7 @@ VENV    := .venv
 PYTHON  ?= python3
 FUZZTIME ?= 30s
 
-.PHONY: all build run check test unit e2e npm interop vet fmt fmt-check samples fuzz bench clean
+.PHONY: all build run check test unit e2e npm interop vet fmt fmt-check samples habermas-sample fuzz bench clean
 
 all: build
 
@@ -57,6 +57,11 @@ $(VENV)/.installed: interop/requirements.txt
 ## samples: regenerate the shipped sample inputs (byte-identical to the committed ones)
 samples:
 	$(GO) run ./cmd/agora-gen crowdrag25 --out testdata/crowdrag25 --topics 6 --rated-topics 4
+	rm -rf testdata/delidata && $(GO) run ./cmd/agora-gen delidata --out testdata/delidata --groups 12
+
+## habermas-sample: the Habermas sample, written by pandas + pyarrow (the release's writer) from the Go generator's output
+habermas-sample: $(VENV)/.installed
+	$(VENV)/bin/python testdata/habermas/make_sample.py
 
 ## fuzz: run every fuzz target for FUZZTIME each
 fuzz:

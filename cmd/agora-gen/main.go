@@ -19,6 +19,7 @@ type subcommand struct {
 var subcommands = []subcommand{
 	{"crowdrag25", "CrowdRAG-25 responses, crowd ratings, LLM ratings and grades", runCrowdRAG25},
 	{"delidata", "DeliData group chats (Wason task): one TSV per group UUID", runDeliData},
+	{"habermas", "Habermas Machine candidate comparisons and position ratings (parquet)", runHabermas},
 }
 
 func main() {
