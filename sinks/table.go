@@ -11,11 +11,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
-	"github.com/apache/arrow-go/v18/arrow/compute/exec"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/internal/arrowx"
 	"github.com/agora-etl/agora/pipeline"
 )
 
@@ -140,7 +139,7 @@ func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 		if len(idx) == n {
 			part = array.NewRecordBatch(t.schema, cols, int64(n))
 		} else {
-			taken, err := take(ctx, t.mem, cols, idx)
+			taken, err := arrowx.TakeColumns(ctx, t.mem, cols, idx)
 			if err != nil {
 				return err
 			}
@@ -156,27 +155,6 @@ func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 		}
 	}
 	return nil
-}
-
-func take(ctx context.Context, mem memory.Allocator, cols []arrow.Array, idx []int64) ([]arrow.Array, error) {
-	ib := array.NewInt64Builder(mem)
-	ib.AppendValues(idx, nil)
-	ia := ib.NewArray()
-	ib.Release()
-	defer ia.Release()
-	cctx := exec.WithAllocator(ctx, mem)
-	out := make([]arrow.Array, 0, len(cols))
-	for _, c := range cols {
-		a, err := compute.TakeArray(cctx, c, ia)
-		if err != nil {
-			for _, o := range out {
-				o.Release()
-			}
-			return nil, fmt.Errorf("partition split: %w", err)
-		}
-		out = append(out, a)
-	}
-	return out, nil
 }
 
 // partValue returns row i's partition value as readers will see it: an

@@ -137,6 +137,26 @@ func stringOf(mem memory.Allocator, n int, f func(i int) (string, bool)) arrow.A
 	return sb.NewArray()
 }
 
+// stringListOf builds a list<string> column of n rows; f returns a row's
+// elements, or false for a null row.
+func stringListOf(mem memory.Allocator, n int, f func(i int) ([]string, bool)) arrow.Array {
+	lb := array.NewListBuilder(mem, arrow.BinaryTypes.String)
+	defer lb.Release()
+	vb := lb.ValueBuilder().(*array.StringBuilder)
+	for i := 0; i < n; i++ {
+		vals, ok := f(i)
+		if !ok {
+			lb.AppendNull()
+			continue
+		}
+		lb.Append(true)
+		for _, v := range vals {
+			vb.Append(v)
+		}
+	}
+	return lb.NewArray()
+}
+
 func isMapStringList(t arrow.DataType) bool {
 	m, ok := t.(*arrow.MapType)
 	return ok && m.KeyType().ID() == arrow.STRING && isStringList(m.ItemType())
@@ -168,24 +188,20 @@ func init() {
 		}
 		return &Deriver{Type: arrow.ListOf(arrow.BinaryTypes.String), Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
 			s := b.Column(idx[0]).(*array.String)
-			lb := array.NewListBuilder(mem, arrow.BinaryTypes.String)
-			defer lb.Release()
-			vb := lb.ValueBuilder().(*array.StringBuilder)
-			for i := 0; i < s.Len(); i++ {
+			return stringListOf(mem, s.Len(), func(i int) ([]string, bool) {
 				if s.IsNull(i) {
-					lb.AppendNull()
-					continue
+					return nil, false
 				}
-				lb.Append(true)
+				var out []string
 				if v := s.Value(i); v != "" {
 					for _, p := range strings.Split(v, d.Value) {
 						if !drop[p] {
-							vb.Append(p)
+							out = append(out, p)
 						}
 					}
 				}
-			}
-			return lb.NewArray(), nil
+				return out, true
+			}), nil
 		}}, nil
 	})
 
@@ -304,21 +320,17 @@ func init() {
 		return &Deriver{Type: arrow.ListOf(arrow.BinaryTypes.String), Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
 			m := b.Column(idx[0]).(*array.Map)
 			keys := m.Keys().(*array.String)
-			lb := array.NewListBuilder(mem, arrow.BinaryTypes.String)
-			defer lb.Release()
-			vb := lb.ValueBuilder().(*array.StringBuilder)
-			for i := 0; i < m.Len(); i++ {
+			return stringListOf(mem, m.Len(), func(i int) ([]string, bool) {
 				if m.IsNull(i) {
-					lb.AppendNull()
-					continue
+					return nil, false
 				}
-				lb.Append(true)
 				s, e := m.ValueOffsets(i)
+				out := make([]string, 0, e-s)
 				for j := s; j < e; j++ {
-					vb.Append(keys.Value(int(j)))
+					out = append(out, keys.Value(int(j)))
 				}
-			}
-			return lb.NewArray(), nil
+				return out, true
+			}), nil
 		}}, nil
 	})
 
@@ -332,20 +344,12 @@ func init() {
 		}
 		return &Deriver{Type: arrow.ListOf(arrow.BinaryTypes.String), Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
 			l := b.Column(idx[0]).(*array.List)
-			lb := array.NewListBuilder(mem, arrow.BinaryTypes.String)
-			defer lb.Release()
-			vb := lb.ValueBuilder().(*array.StringBuilder)
-			for i := 0; i < l.Len(); i++ {
+			return stringListOf(mem, l.Len(), func(i int) ([]string, bool) {
 				if l.IsNull(i) {
-					lb.AppendNull()
-					continue
+					return nil, false
 				}
-				lb.Append(true)
-				for _, c := range WasonCorrect(stringList(l, i)) {
-					vb.Append(c)
-				}
-			}
-			return lb.NewArray(), nil
+				return WasonCorrect(stringList(l, i)), true
+			}), nil
 		}}, nil
 	})
 

@@ -1,0 +1,54 @@
+// Package arrowx holds small Arrow helpers shared by stages and sinks.
+package arrowx
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/compute/exec"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// TakeColumns gathers rows idx of each array, in idx order. The caller
+// owns the returned arrays; an identity selection returns the arrays
+// themselves, retained.
+func TakeColumns(ctx context.Context, mem memory.Allocator, cols []arrow.Array, idx []int64) ([]arrow.Array, error) {
+	ib := array.NewInt64Builder(mem)
+	ib.AppendValues(idx, nil)
+	ia := ib.NewArray()
+	ib.Release()
+	defer ia.Release()
+	cctx := exec.WithAllocator(ctx, mem)
+	out := make([]arrow.Array, 0, len(cols))
+	for _, c := range cols {
+		if isIdentity(idx, c.Len()) {
+			c.Retain()
+			out = append(out, c)
+			continue
+		}
+		t, err := compute.TakeArray(cctx, c, ia)
+		if err != nil {
+			for _, o := range out {
+				o.Release()
+			}
+			return nil, fmt.Errorf("take: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func isIdentity(idx []int64, n int) bool {
+	if len(idx) != n {
+		return false
+	}
+	for i, v := range idx {
+		if v != int64(i) {
+			return false
+		}
+	}
+	return true
+}
