@@ -191,7 +191,16 @@ func (c *Config) recordOrder() {
 	}
 }
 
+// deref follows YAML aliases (*name) to the node they stand for.
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
 func mapValue(n *yaml.Node, key string) *yaml.Node {
+	n = deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
 	}
@@ -203,13 +212,30 @@ func mapValue(n *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
+// mapKeys lists a mapping's keys in file order, following aliases and
+// the keys a merge (<<) brings in.
 func mapKeys(n *yaml.Node) []string {
+	n = deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
 	}
 	var keys []string
+	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		keys = append(keys, n.Content[i].Value)
+		k := n.Content[i].Value
+		if k == "<<" {
+			for _, mk := range mapKeys(n.Content[i+1]) {
+				if !seen[mk] {
+					seen[mk] = true
+					keys = append(keys, mk)
+				}
+			}
+			continue
+		}
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
 	}
 	return keys
 }
