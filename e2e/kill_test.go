@@ -90,6 +90,40 @@ func TestKilledRunLeavesPreviousRelease(t *testing.T) {
 			return nil
 		})
 	}
+	// SIGTERM (and SIGINT) abort cleanly: exit 130, staging removed, the
+	// previous release untouched.
+	interrupted := 0
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		cmd := exec.Command(agoraBin, "run", "--config", "../pipeline.yaml", "--data", data, "--out", out, "--only", "crowdrag25", "--force", "--mode", "overwrite")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		cmd.Process.Signal(sig)
+		err := cmd.Wait()
+		code := cmd.ProcessState.ExitCode()
+		if code != 130 && code != 0 { // 0: the run finished before the signal
+			t.Errorf("%v: exit %d (%v), want 130\n%s", sig, code, err, stderr.String())
+		}
+		if code == 130 {
+			interrupted++
+		}
+		if code == 130 && !strings.Contains(stderr.String(), "interrupted") {
+			t.Errorf("%v: stderr does not say it was interrupted:\n%s", sig, stderr.String())
+		}
+		verifyRelease(t, ds)
+		entries, _ := os.ReadDir(out)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".agora-staging") {
+				t.Errorf("%v left staging behind", sig)
+			}
+		}
+	}
+	if interrupted == 0 {
+		t.Error("no run was interrupted: both finished within 200 ms, so the signal path went untested")
+	}
 	// The next run cleans up the killed run's staging and publishes.
 	runAgoraArgs(t, "run", "--config", "../pipeline.yaml", "--data", data, "--out", out, "--only", "crowdrag25", "--force", "--mode", "overwrite")
 	verifyRelease(t, ds)
