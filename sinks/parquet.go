@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"os"
 	"path/filepath"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -75,7 +74,8 @@ func writerProps(w config.Writer, schema *arrow.Schema, mem memory.Allocator) (*
 type fileWriter struct {
 	dir, name string
 	tmp       string
-	f         *os.File
+	fs        FS
+	f         File
 	buf       *bufio.Writer
 	sum       hash.Hash
 	n         int64
@@ -93,12 +93,12 @@ func (c countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func newFileWriter(dir, name string, schema *arrow.Schema, w config.Writer, mem memory.Allocator) (*fileWriter, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+func newFileWriter(fs FS, dir, name string, schema *arrow.Schema, w config.Writer, mem memory.Allocator) (*fileWriter, error) {
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	fw := &fileWriter{dir: dir, name: name, tmp: filepath.Join(dir, "."+name+".tmp"), sum: sha256.New()}
-	f, err := os.Create(fw.tmp)
+	fw := &fileWriter{fs: fs, dir: dir, name: name, tmp: filepath.Join(dir, "."+name+".tmp"), sum: sha256.New()}
+	f, err := fs.Create(fw.tmp)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func newFileWriter(dir, name string, schema *arrow.Schema, w config.Writer, mem 
 	pw, err := pqarrow.NewFileWriter(schema, countingWriter{fw}, props, arrowProps)
 	if err != nil {
 		f.Close()
-		os.Remove(fw.tmp)
+		fs.Remove(fw.tmp)
 		return nil, fmt.Errorf("parquet writer: %w", err)
 	}
 	fw.fw = pw
@@ -147,16 +147,16 @@ func (f *fileWriter) close() (path string, bytes int64, sum string, err error) {
 		return "", 0, "", fmt.Errorf("sync %s: %w", f.name, err)
 	}
 	if err := f.f.Close(); err != nil {
-		os.Remove(f.tmp)
+		f.fs.Remove(f.tmp)
 		return "", 0, "", fmt.Errorf("close %s: %w", f.name, err)
 	}
 	if err := verify(f.tmp, f.rows); err != nil {
-		os.Remove(f.tmp)
+		f.fs.Remove(f.tmp)
 		return "", 0, "", fmt.Errorf("verify %s: %w", f.name, err)
 	}
 	final := filepath.Join(f.dir, f.name)
-	if err := os.Rename(f.tmp, final); err != nil {
-		os.Remove(f.tmp)
+	if err := f.fs.Rename(f.tmp, final); err != nil {
+		f.fs.Remove(f.tmp)
 		return "", 0, "", fmt.Errorf("rename %s: %w", f.name, err)
 	}
 	return final, f.n, hex.EncodeToString(f.sum.Sum(nil)), nil
@@ -204,5 +204,5 @@ func verify(path string, rows int64) error {
 func (f *fileWriter) abort() {
 	f.fw.Close()
 	f.f.Close()
-	os.Remove(f.tmp)
+	f.fs.Remove(f.tmp)
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"golang.org/x/sys/unix"
 )
 
 // Release stages one dataset's output in a hidden folder beside its
@@ -16,28 +14,30 @@ import (
 // file is written: the previous release stays complete and readable
 // until then.
 type Release struct {
+	fs           FS
 	out, dataset string
 	staging      string
 }
 
 // NewRelease prepares an empty staging folder, removing stale staging
 // left by a killed run.
-func NewRelease(out, dataset string) (*Release, error) {
-	r := &Release{out: out, dataset: dataset, staging: filepath.Join(out, ".agora-staging-"+dataset)}
+func NewRelease(fs FS, out, dataset string) (*Release, error) {
+	fs = fsOrOS(fs)
+	r := &Release{fs: fs, out: out, dataset: dataset, staging: filepath.Join(out, ".agora-staging-"+dataset)}
 	// A run killed between the two renames of a non-atomic swap left the
 	// previous release aside: put it back.
 	old := filepath.Join(out, ".agora-old-"+dataset)
-	if _, err := os.Stat(old); err == nil {
-		if _, err := os.Stat(r.Target()); errors.Is(err, os.ErrNotExist) {
-			if err := os.Rename(old, r.Target()); err != nil {
+	if _, err := r.fs.Stat(old); err == nil {
+		if _, err := r.fs.Stat(r.Target()); errors.Is(err, os.ErrNotExist) {
+			if err := r.fs.Rename(old, r.Target()); err != nil {
 				return nil, fmt.Errorf("restore the previous release: %w", err)
 			}
 		}
 	}
-	if err := os.RemoveAll(r.staging); err != nil {
+	if err := r.fs.RemoveAll(r.staging); err != nil {
 		return nil, fmt.Errorf("remove stale staging: %w", err)
 	}
-	if err := os.MkdirAll(r.staging, 0o755); err != nil {
+	if err := r.fs.MkdirAll(r.staging, 0o755); err != nil {
 		return nil, fmt.Errorf("create staging: %w", err)
 	}
 	return r, nil
@@ -64,7 +64,7 @@ func (r *Release) WriteJSON(name string, v any) error {
 // WriteFile writes a file into the staging folder and syncs it.
 func (r *Release) WriteFile(name string, data []byte) error {
 	p := filepath.Join(r.staging, name)
-	f, err := os.Create(p)
+	f, err := r.fs.Create(p)
 	if err != nil {
 		return err
 	}
@@ -85,45 +85,45 @@ func (r *Release) Publish() error {
 	if err := r.WriteFile("_SUCCESS", nil); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
-	if err := syncDir(r.staging); err != nil {
+	if err := r.fs.SyncDir(r.staging); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
 	target := r.Target()
 	old := filepath.Join(r.out, ".agora-old-"+r.dataset)
-	if err := os.RemoveAll(old); err != nil {
+	if err := r.fs.RemoveAll(old); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
 	// Where the kernel can, swap the two folders in one step: readers see
 	// the old release or the new one, never neither.
-	if _, err := os.Stat(target); err == nil {
-		if err := unix.Renameat2(unix.AT_FDCWD, r.staging, unix.AT_FDCWD, target, unix.RENAME_EXCHANGE); err == nil {
-			if err := syncDir(r.out); err != nil {
+	if _, err := r.fs.Stat(target); err == nil {
+		if err := r.fs.Exchange(r.staging, target); err == nil {
+			if err := r.fs.SyncDir(r.out); err != nil {
 				return fmt.Errorf("publish: %w", err)
 			}
-			if err := os.RemoveAll(r.staging); err != nil { // now the previous release
+			if err := r.fs.RemoveAll(r.staging); err != nil { // now the previous release
 				return fmt.Errorf("publish: remove previous release: %w", err)
 			}
 			return nil
 		}
 	}
 	hadOld := false
-	if _, err := os.Stat(target); err == nil {
-		if err := os.Rename(target, old); err != nil {
+	if _, err := r.fs.Stat(target); err == nil {
+		if err := r.fs.Rename(target, old); err != nil {
 			return fmt.Errorf("publish: move previous release aside: %w", err)
 		}
 		hadOld = true
 	}
-	if err := os.Rename(r.staging, target); err != nil {
+	if err := r.fs.Rename(r.staging, target); err != nil {
 		if hadOld {
-			os.Rename(old, target)
+			r.fs.Rename(old, target)
 		}
 		return fmt.Errorf("publish: %w", err)
 	}
-	if err := syncDir(r.out); err != nil {
+	if err := r.fs.SyncDir(r.out); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
 	if hadOld {
-		if err := os.RemoveAll(old); err != nil {
+		if err := r.fs.RemoveAll(old); err != nil {
 			return fmt.Errorf("publish: remove previous release: %w", err)
 		}
 	}
@@ -138,13 +138,4 @@ func Published(out, dataset string) bool {
 }
 
 // Abort removes the staging folder.
-func (r *Release) Abort() { os.RemoveAll(r.staging) }
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+func (r *Release) Abort() { r.fs.RemoveAll(r.staging) }

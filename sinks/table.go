@@ -27,6 +27,8 @@ var ErrTooManyPartitions = errors.New("too many partitions")
 // pipeline.Sink; Write and Reject are called from one goroutine. Close
 // commits, Abort discards.
 type Table struct {
+	// FS is where files are written; nil means the OS.
+	FS         FS
 	root, name string
 	parts      []string
 	w          config.Writer
@@ -187,7 +189,7 @@ func (t *Table) writePart(key string, vals []*string, b arrow.RecordBatch) error
 	for off := int64(0); off < b.NumRows(); {
 		if pw.fw == nil {
 			dir := filepath.Join(t.root, t.name, filepath.FromSlash(key))
-			fw, err := newFileWriter(dir, fmt.Sprintf("part-%05d.parquet", pw.seq), t.schema, t.w, t.mem)
+			fw, err := newFileWriter(fsOrOS(t.FS), dir, fmt.Sprintf("part-%05d.parquet", pw.seq), t.schema, t.w, t.mem)
 			if err != nil {
 				return fmt.Errorf("%s: %w", t.name, err)
 			}
@@ -269,7 +271,7 @@ func (t *Table) flushRejects() error {
 		return nil
 	}
 	if t.rejW == nil {
-		fw, err := newFileWriter(filepath.Join(t.root, "_rejects", t.name), "part-00000.parquet", RejectSchema, t.w, t.mem)
+		fw, err := newFileWriter(fsOrOS(t.FS), filepath.Join(t.root, "_rejects", t.name), "part-00000.parquet", RejectSchema, t.w, t.mem)
 		if err != nil {
 			return fmt.Errorf("%s rejects: %w", t.name, err)
 		}

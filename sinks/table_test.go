@@ -171,7 +171,7 @@ func TestReleasePublishSwapsAtomically(t *testing.T) {
 	os.MkdirAll(filepath.Join(out, "ds", "t"), 0o755)
 	os.WriteFile(filepath.Join(out, "ds", "t", "old.parquet"), []byte("old"), 0o644)
 	os.MkdirAll(filepath.Join(out, ".agora-staging-ds", "junk"), 0o755)
-	r, err := NewRelease(out, "ds")
+	r, err := NewRelease(nil, out, "ds")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestNewReleaseRestoresAReleaseLeftAside(t *testing.T) {
 	// A run killed between the two renames of a non-atomic swap.
 	os.MkdirAll(filepath.Join(out, ".agora-old-ds"), 0o755)
 	os.WriteFile(filepath.Join(out, ".agora-old-ds", "_SUCCESS"), nil, 0o644)
-	if _, err := NewRelease(out, "ds"); err != nil {
+	if _, err := NewRelease(nil, out, "ds"); err != nil {
 		t.Fatal(err)
 	}
 	if !Published(out, "ds") {

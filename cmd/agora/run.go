@@ -43,6 +43,9 @@ type runOptions struct {
 	Mode       string
 	Force      bool
 	Mem        memory.Allocator
+	// FS is where releases are written; nil means the OS (tests inject
+	// faults here).
+	FS sinks.FS
 }
 
 // ErrExists is returned in --mode error when the published release differs
@@ -237,7 +240,7 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	var rel *sinks.Release
 	root := ""
 	if !opts.DryRun {
-		rel, err = sinks.NewRelease(opts.Out, id)
+		rel, err = sinks.NewRelease(opts.FS, opts.Out, id)
 		if err != nil {
 			return nil, err
 		}
@@ -257,7 +260,7 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 		t := d.Tables[name]
 		b := built[name]
 		g.Go(func() error {
-			res, err := runTable(gctx, cfg, id, name, t, b, root, workers, mem)
+			res, err := runTable(gctx, cfg, id, name, t, b, root, workers, mem, opts.FS)
 			if err != nil {
 				return err
 			}
@@ -299,7 +302,7 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	return res, nil
 }
 
-func runTable(ctx context.Context, cfg *config.Config, id, name string, t *config.Table, b *stages.Built, root string, workers int, mem memory.Allocator) (*TableResult, error) {
+func runTable(ctx context.Context, cfg *config.Config, id, name string, t *config.Table, b *stages.Built, root string, workers int, mem memory.Allocator, fs sinks.FS) (*TableResult, error) {
 	var sink interface {
 		pipeline.Sink
 	}
@@ -309,6 +312,7 @@ func runTable(ctx context.Context, cfg *config.Config, id, name string, t *confi
 		if err != nil {
 			return nil, cfg.At(fmt.Sprintf("datasets.%s.tables.%s", id, name), err)
 		}
+		s.FS = fs
 		tsink, sink = s, s
 	} else {
 		sink = discard{}

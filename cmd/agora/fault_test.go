@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"go.uber.org/goleak"
+
+	"github.com/agora-etl/agora/sinks"
+)
+
+var errInjected = errors.New("injected fault: disk full")
+
+// faultFS is the real file system with one injected failure: the n-th
+// operation of a kind (1-based) fails. With n = 0 it only counts.
+type faultFS struct {
+	sinks.OS
+	kind string
+	n    int
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+func (f *faultFS) hit(kind string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.seen == nil {
+		f.seen = map[string]int{}
+	}
+	f.seen[kind]++
+	if kind == f.kind && f.seen[kind] == f.n {
+		return fmt.Errorf("%s: %w", kind, errInjected)
+	}
+	return nil
+}
+
+func (f *faultFS) Create(name string) (sinks.File, error) {
+	if err := f.hit("create"); err != nil {
+		return nil, err
+	}
+	file, err := f.OS.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	return &faultFile{File: file, fs: f}, nil
+}
+
+func (f *faultFS) Rename(a, b string) error {
+	if err := f.hit("rename"); err != nil {
+		return err
+	}
+	return f.OS.Rename(a, b)
+}
+
+func (f *faultFS) Exchange(a, b string) error {
+	if err := f.hit("exchange"); err != nil {
+		return err
+	}
+	return f.OS.Exchange(a, b)
+}
+
+func (f *faultFS) MkdirAll(p string, perm os.FileMode) error {
+	if err := f.hit("mkdir"); err != nil {
+		return err
+	}
+	return f.OS.MkdirAll(p, perm)
+}
+
+type faultFile struct {
+	sinks.File
+	fs *faultFS
+}
+
+func (f *faultFile) Write(p []byte) (int, error) {
+	if err := f.fs.hit("write"); err != nil {
+		return 0, err
+	}
+	return f.File.Write(p)
+}
+
+func (f *faultFile) Sync() error {
+	if err := f.fs.hit("sync"); err != nil {
+		return err
+	}
+	return f.File.Sync()
+}
+
+// TestOutputFaults fails the output file system at every kind of
+// operation, early, midway and last, and checks that the run fails with
+// the cause, the previous release still verifies, nothing is left half
+// written, and no goroutine or Arrow memory leaks.
+func TestOutputFaults(t *testing.T) {
+	cfg, err := loadConfig("../../pipeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, out := crowdData(t), t.TempDir()
+	base := runOptions{ConfigPath: "../../pipeline.yaml", Data: data, Out: out, Only: []string{"crowdrag25"}, Workers: 2, Mode: "overwrite", Force: true}
+	// A previous release, then a count of every operation a run over it
+	// makes.
+	if err := runAll(context.Background(), cfg, base, func(*DatasetResult) {}); err != nil {
+		t.Fatal(err)
+	}
+	counter := &faultFS{}
+	opts := base
+	opts.FS = counter
+	if err := runAll(context.Background(), cfg, opts, func(*DatasetResult) {}); err != nil {
+		t.Fatal(err)
+	}
+	previous, err := os.ReadFile(filepath.Join(out, "crowdrag25", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"create", "write", "sync", "rename", "mkdir", "exchange"} {
+		total := counter.seen[kind]
+		if total == 0 {
+			t.Fatalf("a run makes no %s operation", kind)
+		}
+		for _, n := range uniq(1, (total+1)/2, total) {
+			t.Run(fmt.Sprintf("%s_%d_of_%d", kind, n, total), func(t *testing.T) {
+				defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer mem.AssertSize(t, 0)
+				opts := base
+				opts.FS = &faultFS{kind: kind, n: n}
+				opts.Mem = mem
+				err := runAll(context.Background(), cfg, opts, func(*DatasetResult) {})
+				switch {
+				case kind == "exchange":
+					// No atomic swap: publish falls back to two renames.
+					if err != nil {
+						t.Fatalf("err = %v; a failed exchange falls back to renames", err)
+					}
+				case !errors.Is(err, errInjected):
+					t.Fatalf("err = %v, want the injected fault", err)
+				}
+				now, _ := os.ReadFile(filepath.Join(out, "crowdrag25", "manifest.json"))
+				if string(now) != string(previous) || !sinks.Published(out, "crowdrag25") {
+					t.Fatal("the previous release was disturbed")
+				}
+				filepath.Walk(out, func(p string, info os.FileInfo, err error) error {
+					if err == nil && (strings.HasSuffix(p, ".tmp") || strings.Contains(p, ".agora-staging")) {
+						t.Errorf("left behind: %s", p)
+					}
+					return nil
+				})
+			})
+		}
+	}
+}
+
+func uniq(xs ...int) []int {
+	var out []int
+	seen := map[int]bool{}
+	for _, x := range xs {
+		if x > 0 && !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
