@@ -6,7 +6,7 @@ VENV    := .venv
 PYTHON  ?= python3
 FUZZTIME ?= 30s
 
-.PHONY: all build run check test unit e2e npm interop vet fmt fmt-check samples habermas-sample fuzz bench clean
+.PHONY: all build run check test unit e2e npm interop vet fmt fmt-check samples habermas-sample fuzz soak bench clean
 
 all: build
 
@@ -70,6 +70,10 @@ fuzz:
 	    echo "== $$pkg $$t"; $(GO) test -run=NONE -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+## soak: run the whole pipeline repeatedly on scaled inputs; live heap, open files and goroutines must stay flat
+soak:
+	SOAK_RUNS=$${SOAK_RUNS:-10} SOAK_SCALE=$${SOAK_SCALE:-0.5} $(GO) test -tags soak -run TestSoak -count=1 -v -timeout 60m ./cmd/agora
 
 ## bench: Go benchmarks of the stages and the writer
 bench:
