@@ -1,0 +1,140 @@
+package stages
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/pipeline"
+)
+
+// ratingsLike writes n lines shaped like CrowdRAG-25 ratings (46 keys,
+// lists of 5) and returns the file and its uncompressed size.
+func ratingsLike(b *testing.B, n int) (string, int64) {
+	b.Helper()
+	var raw bytes.Buffer
+	dims := []string{"correctness_topical", "coherence_logical", "coherence_stylistic", "coverage_broad", "coverage_deep", "consistency_internal", "quality_overall"}
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&raw, `{"submission_id":"s%d","query_id":"2024-%d","response_a":"a%d","response_b":"b%d","worker":["w1","w2","w3","w4","w5"]`, i, i%65, i, i)
+		for _, d := range dims {
+			fmt.Fprintf(&raw, `,"%s_vote":["A","B","N","A","A"],"%s_spam_probability":[0.1234567891,0.2,0.3,0.4,0.5],"%s_p_a":0.5,"%s_p_n":0.25,"%s_p_b":0.25,"%s_gold":"a"`, d, d, d, d, d, d)
+		}
+		raw.WriteString("}\n")
+	}
+	p := filepath.Join(b.TempDir(), "ratings.jsonl.gz")
+	f, _ := os.Create(p)
+	zw := gzip.NewWriter(f)
+	zw.Write(raw.Bytes())
+	zw.Close()
+	f.Close()
+	return p, int64(raw.Len())
+}
+
+func ratingsColumns(b *testing.B) []JSONColumn {
+	cols := []JSONColumn{
+		{Name: "submission_id", Type: mustType(b, "string")}, {Name: "query_id", Type: mustType(b, "string")},
+		{Name: "response_a", Type: mustType(b, "string")}, {Name: "response_b", Type: mustType(b, "string")},
+		{Name: "worker", Type: mustType(b, "list<string>")},
+	}
+	for _, d := range []string{"correctness_topical", "coherence_logical", "coherence_stylistic", "coverage_broad", "coverage_deep", "consistency_internal", "quality_overall"} {
+		cols = append(cols,
+			JSONColumn{Name: d + "_vote", Type: mustType(b, "list<string>")},
+			JSONColumn{Name: d + "_spam_probability", Type: mustType(b, "list<float64>")},
+			JSONColumn{Name: d + "_p_a", Type: mustType(b, "float64")},
+			JSONColumn{Name: d + "_p_n", Type: mustType(b, "float64")},
+			JSONColumn{Name: d + "_p_b", Type: mustType(b, "float64")},
+			JSONColumn{Name: d + "_gold", Type: mustType(b, "string")})
+	}
+	return cols
+}
+
+// BenchmarkDecodeJSONLines measures gunzip + decode into Arrow, in MB/s
+// of uncompressed JSON and rows/s.
+func BenchmarkDecodeJSONLines(b *testing.B) {
+	p, size := ratingsLike(b, 5000)
+	cols := ratingsColumns(b)
+	b.ResetTimer()
+	rows := 0
+	for i := 0; i < b.N; i++ {
+		s := &JSONLines{Path: p, Name: "r", Gzip: true, Columns: cols, BatchRows: 1024, Mem: memory.DefaultAllocator}
+		err := s.Chunks(context.Background(), func(c pipeline.Chunk) error {
+			bt, err := s.Decode(context.Background(), c, &pipeline.Rejects{})
+			if err != nil {
+				return err
+			}
+			rows += int(bt.NumRows())
+			bt.Release()
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(size)*float64(b.N)/1e6/b.Elapsed().Seconds(), "MB/s")
+	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkUnpivotValidateDerive measures the ratings steps after decode
+// (unpivot, validate, derive), in input rows/s.
+func BenchmarkUnpivotValidateDerive(b *testing.B) {
+	p, _ := ratingsLike(b, 5000)
+	s := &JSONLines{Path: p, Name: "r", Gzip: true, Columns: ratingsColumns(b), BatchRows: 1024, Mem: memory.DefaultAllocator}
+	var batches []pipeline.Chunk
+	s.Chunks(context.Background(), func(c pipeline.Chunk) error { batches = append(batches, c); return nil })
+	schema, _ := s.Schema()
+	dims := []string{"correctness_topical", "coherence_logical", "coherence_stylistic", "coverage_broad", "coverage_deep", "consistency_internal", "quality_overall"}
+	u, err := NewUnpivot(memory.DefaultAllocator, schema, "dimension", "{dimension}_{field}", dims, []string{"vote", "spam_probability", "p_a", "p_n", "p_b", "gold"}, "", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := NewDerive(memory.DefaultAllocator, u.Schema(), []config.Derivation{
+		{Name: "vote", Fn: "lower", Args: []string{"vote"}, Replace: true},
+		{Name: "n_a", Fn: "count_equal", Args: []string{"vote"}, Value: "a"},
+		{Name: "maj", Fn: "majority", Args: []string{"vote"}, Min: 3},
+		{Name: "pair_key", Fn: "pair_key", Args: []string{"response_a", "response_b"}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	zero, one := 0.0, 1.0
+	v, err := NewValidate(memory.DefaultAllocator, d.Schema(), []config.Rule{
+		{Required: []string{"submission_id", "vote"}},
+		{Enum: &config.EnumRule{Column: "vote", Values: []string{"a", "b", "n"}}},
+		{Range: &config.RangeRule{Column: "spam_probability", Min: &zero, Max: &one}},
+		{SumsTo: &config.SumRule{Columns: []string{"p_a", "p_n", "p_b"}, Value: 1, Tolerance: 1e-6}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var decoded []arrow.RecordBatch
+	for _, c := range batches {
+		bt, _ := s.Decode(context.Background(), c, &pipeline.Rejects{})
+		decoded = append(decoded, bt)
+	}
+	b.ResetTimer()
+	rows := 0
+	for i := 0; i < b.N; i++ {
+		for _, in := range decoded {
+			rej := &pipeline.Rejects{}
+			x, _ := u.Process(context.Background(), in, rej)
+			y, _ := d.Process(context.Background(), x, rej)
+			z, _ := v.Process(context.Background(), y, rej)
+			rows += int(in.NumRows())
+			x.Release()
+			y.Release()
+			z.Release()
+		}
+	}
+	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+	for _, x := range decoded {
+		x.Release()
+	}
+}
