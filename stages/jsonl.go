@@ -177,16 +177,24 @@ func (s *JSONLines) Chunks(ctx context.Context, emit func(pipeline.Chunk) error)
 		c.File = s.Name
 		return emit(c)
 	}, func(line int64, err error) error {
-		switch {
-		case errors.Is(err, errLimit):
-			return s.errAt(line, fmt.Errorf("%w: more than %d bytes after decompression (raise max_bytes if the file is genuine)", ErrTooLarge, s.MaxBytes))
-		case errors.Is(err, ErrLineTooLong):
-			return s.errAt(line, fmt.Errorf("%w: longer than max_line_bytes (%d)", ErrLineTooLong, s.MaxLineBytes))
-		case errors.Is(err, io.ErrUnexpectedEOF):
-			return s.errAt(line, fmt.Errorf("%w: file ends early (truncated download?)", ErrCorrupt))
-		}
-		return s.errAt(line, fmt.Errorf("%w: %v", ErrCorrupt, err))
+		return readError(s.Name, line, err, s.MaxBytes, s.MaxLineBytes)
 	})
+}
+
+// readError names what stopped reading a file at a line: the size limit,
+// a line over the length limit, a file that ends early, or another error.
+func readError(name string, line int64, err error, maxBytes, maxLine int64) error {
+	switch {
+	case errors.Is(err, errLimit):
+		err = fmt.Errorf("%w: more than %d bytes after decompression (raise max_bytes if the file is genuine)", ErrTooLarge, maxBytes)
+	case errors.Is(err, ErrLineTooLong):
+		err = fmt.Errorf("%w: longer than max_line_bytes (%d)", ErrLineTooLong, maxLine)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		err = fmt.Errorf("%w: file ends early (truncated download?)", ErrCorrupt)
+	default:
+		err = fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return &DecodeError{File: name, Line: line, Err: err}
 }
 
 var errLimit = errors.New("read limit reached")

@@ -265,13 +265,7 @@ func (s *TSVFolder) readFile(ctx context.Context, p string, emit func(pipeline.C
 		c.Index = fileIdx
 		return emit(c)
 	}, func(line int64, err error) error {
-		switch {
-		case errors.Is(err, errLimit):
-			return &DecodeError{File: name, Line: line, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, s.MaxBytes)}
-		case errors.Is(err, ErrLineTooLong):
-			return &DecodeError{File: name, Line: line, Err: fmt.Errorf("%w: longer than max_line_bytes (%d)", ErrLineTooLong, s.MaxLineBytes)}
-		}
-		return &DecodeError{File: name, Line: line, Err: fmt.Errorf("%w: %v", ErrCorrupt, err)}
+		return readError(name, line, err, s.MaxBytes, s.MaxLineBytes)
 	})
 }
 
