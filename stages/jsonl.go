@@ -342,9 +342,7 @@ func (s *JSONLines) decode(p *fastjson.Parser, c pipeline.Chunk, rej *pipeline.R
 			if !s.RejectBadLines {
 				return nil, s.errAt(n, fmt.Errorf("%w: %v", ErrBadJSON, err))
 			}
-			{
-				rej.Add(pipeline.Reject{Rule: "decode", Reason: fmt.Sprintf("invalid JSON: %v", err), Line: n, Row: string(ln)})
-			}
+			rej.Add(pipeline.Reject{Rule: "decode", Reason: fmt.Sprintf("invalid JSON: %v", err), Line: n, Row: string(ln)})
 			continue
 		}
 		clear(vals)
@@ -362,9 +360,7 @@ func (s *JSONLines) decode(p *fastjson.Parser, c pipeline.Chunk, rej *pipeline.R
 			}
 		})
 		if unknown != "" && s.RejectUnknownKeys {
-			{
-				rej.Add(pipeline.Reject{Rule: "unknown_key", Column: unknown, Reason: fmt.Sprintf("key %q is not declared in the input's columns", unknown), Line: n, Row: string(ln)})
-			}
+			rej.Add(pipeline.Reject{Rule: "unknown_key", Column: unknown, Reason: fmt.Sprintf("key %q is not declared in the input's columns", unknown), Line: n, Row: string(ln)})
 			continue
 		}
 		if col, err := s.checkRow(vals); err != nil {
