@@ -42,8 +42,9 @@ type Writer struct {
 	CompressionLevel int `yaml:"compression_level"`
 	// RowGroupRows caps the rows of one row group.
 	RowGroupRows int64 `yaml:"row_group_rows"`
-	// RowGroupBytes starts a new row group when the buffered row group
-	// reaches this many bytes.
+	// RowGroupBytes starts a new row group once this many bytes of Arrow
+	// data went into the buffered one; with RowGroupRows it bounds the
+	// memory of each open partition.
 	RowGroupBytes int64 `yaml:"row_group_bytes"`
 	// FileRows rolls to a new file after this many rows.
 	FileRows int64 `yaml:"file_rows"`

@@ -23,13 +23,13 @@ const (
 
 // DefaultWriter is the writer used where pipeline.yaml says nothing:
 // zstd level 1 (the writer's CPU is mostly zstd; level 1 costs 20% less
-// for 5-10% more bytes), 64 Ki-row or 128 MB row groups, files of at
-// most 1 Mi rows or 512 MB.
+// for 5-10% more bytes), row groups of 64 Ki rows or 32 MiB of Arrow data
+// (each open partition buffers one), files of at most 1 Mi rows or 512 MB.
 var DefaultWriter = Writer{
 	Compression:      "zstd",
 	CompressionLevel: 1,
 	RowGroupRows:     64 << 10,
-	RowGroupBytes:    128 << 20,
+	RowGroupBytes:    32 << 20,
 	FileRows:         1 << 20,
 	FileBytes:        512 << 20,
 	MaxPartitions:    256,

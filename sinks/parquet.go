@@ -81,6 +81,7 @@ type fileWriter struct {
 	n         int64
 	fw        *pqarrow.FileWriter
 	rowGroup  int64
+	rgBytes   int64 // Arrow bytes buffered in the current row group
 	rows      int64
 }
 
@@ -121,12 +122,38 @@ func (f *fileWriter) write(b arrow.RecordBatch) error {
 		return fmt.Errorf("write %s: %w", f.name, err)
 	}
 	f.rows += b.NumRows()
-	if f.fw.RowGroupTotalCompressedBytes() >= f.rowGroup {
+	// A buffered row group holds its pages in memory until it closes: cut
+	// it by the Arrow bytes put in, which bounds the memory of every open
+	// partition.
+	f.rgBytes += batchBytes(b)
+	if f.rgBytes >= f.rowGroup {
 		if err := f.fw.NewBufferedRowGroupChecked(); err != nil {
 			return fmt.Errorf("write %s: %w", f.name, err)
 		}
+		f.rgBytes = 0
 	}
 	return nil
+}
+
+// batchBytes is the size of the buffers a batch refers to (for a slice,
+// the whole buffers: an over-estimate, which only cuts row groups early).
+func batchBytes(b arrow.RecordBatch) int64 {
+	var n int64
+	var walk func(d arrow.ArrayData)
+	walk = func(d arrow.ArrayData) {
+		for _, buf := range d.Buffers() {
+			if buf != nil {
+				n += int64(buf.Len())
+			}
+		}
+		for _, c := range d.Children() {
+			walk(c)
+		}
+	}
+	for _, c := range b.Columns() {
+		walk(c.Data())
+	}
+	return n
 }
 
 // size estimates the file's bytes so far.

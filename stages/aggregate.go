@@ -24,6 +24,7 @@ import (
 // the table it aggregates.
 type Aggregate struct {
 	sort   bool
+	keep   []int // input columns held
 	mem    memory.Allocator
 	in     *arrow.Schema
 	by     []int
@@ -62,12 +63,32 @@ var AggregateFuncs = map[string]string{
 }
 
 // NewAggregate plans an aggregation of in.
-func NewAggregate(mem memory.Allocator, in *arrow.Schema, cfg *config.Aggregate) (*Aggregate, error) {
+func NewAggregate(mem memory.Allocator, full *arrow.Schema, cfg *config.Aggregate) (*Aggregate, error) {
+	// Hold only the columns the aggregation reads.
+	need := map[string]bool{pipeline.LineColumn: true}
+	for _, b := range cfg.By {
+		need[b] = true
+	}
+	for _, c := range cfg.Columns {
+		for _, a := range c.Args {
+			need[a] = true
+		}
+		if c.When != nil {
+			need[c.When.Column] = true
+		}
+	}
+	var keep []int
+	for i, f := range full.Fields() {
+		if need[f.Name] {
+			keep = append(keep, i)
+		}
+	}
+	in := selectSchema(full, keep)
 	by, err := needColumns(in, cfg.By...)
 	if err != nil {
 		return nil, fmt.Errorf("aggregate: by: %w", err)
 	}
-	a := &Aggregate{mem: mem, in: in, by: by, sort: cfg.Sort}
+	a := &Aggregate{mem: mem, in: in, keep: keep, by: by, sort: cfg.Sort}
 	var fields []arrow.Field
 	for _, c := range by {
 		fields = append(fields, in.Field(c))
@@ -92,10 +113,14 @@ func NewAggregate(mem memory.Allocator, in *arrow.Schema, cfg *config.Aggregate)
 	return a, nil
 }
 
-// Process holds the batch until Flush.
+// Process holds the columns of the batch the aggregation reads until
+// Flush.
 func (a *Aggregate) Process(_ context.Context, in arrow.RecordBatch, _ *pipeline.Rejects) (arrow.RecordBatch, error) {
-	in.Retain()
-	a.held = append(a.held, in)
+	cols := make([]arrow.Array, len(a.keep))
+	for i, j := range a.keep {
+		cols[i] = in.Column(j)
+	}
+	a.held = append(a.held, array.NewRecordBatch(a.in, cols, in.NumRows()))
 	return nil, nil
 }
 

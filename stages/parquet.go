@@ -244,7 +244,7 @@ func conform(ctx context.Context, mem memory.Allocator, a arrow.Array, want arro
 		defer data.Release()
 		return array.MakeFromData(data), nil
 	}
-	cctx := exec.WithAllocator(ctx, mem)
+	cctx := exec.WithAllocator(context.WithoutCancel(ctx), mem) // see arrowx.TakeColumns
 	if a.DataType().ID() == arrow.STRING && want.ID() == arrow.TIMESTAMP {
 		return isoTimestamps(mem, a.(*array.String))
 	}

@@ -21,7 +21,9 @@ func TakeColumns(ctx context.Context, mem memory.Allocator, cols []arrow.Array, 
 	ia := ib.NewArray()
 	ib.Release()
 	defer ia.Release()
-	cctx := exec.WithAllocator(ctx, mem)
+	// Compute kernels can leave their half-built output unreleased when
+	// the context is cancelled mid-call; a take is short, so let it finish.
+	cctx := exec.WithAllocator(context.WithoutCancel(ctx), mem)
 	out := make([]arrow.Array, 0, len(cols))
 	for _, c := range cols {
 		if isIdentity(idx, c.Len()) {
