@@ -122,9 +122,11 @@ func newRunCmd(stdout, stderr io.Writer, check bool) *cobra.Command {
 	}
 	f.StringSliceVar(&opts.Only, "only", nil, "run only these datasets (comma-separated)")
 	f.IntVar(&opts.Workers, "workers", 0, "goroutines per stage (default: pipeline.yaml's workers, else one per CPU)")
-	var cpuProfile string
+	var cpuProfile, memProfile string
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) to this file")
+	f.StringVar(&memProfile, "memprofile", "", "write a heap profile (pprof, allocations) to this file at the end")
 	f.MarkHidden("cpuprofile")
+	f.MarkHidden("memprofile")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		log := slog.New(slog.NewTextHandler(stderr, nil))
 		if cpuProfile != "" {
@@ -137,6 +139,14 @@ func newRunCmd(stdout, stderr io.Writer, check bool) *cobra.Command {
 				return err
 			}
 			defer pprof.StopCPUProfile()
+		}
+		if memProfile != "" {
+			defer func() {
+				if pf, err := os.Create(memProfile); err == nil {
+					pprof.Lookup("allocs").WriteTo(pf, 0)
+					pf.Close()
+				}
+			}()
 		}
 		cfg, err := loadConfig(opts.ConfigPath)
 		if err != nil {
