@@ -30,6 +30,8 @@ var DefaultWriter = Writer{
 	CompressionLevel: 1,
 	RowGroupRows:     64 << 10,
 	RowGroupBytes:    32 << 20,
+	DataPageBytes:    1 << 20,
+	BufferBytes:      96 << 20,
 	FileRows:         1 << 20,
 	FileBytes:        512 << 20,
 	MaxPartitions:    256,
@@ -95,6 +97,12 @@ func mergeWriter(base, over Writer) Writer {
 	}
 	if over.RowGroupBytes != 0 {
 		base.RowGroupBytes = over.RowGroupBytes
+	}
+	if over.BufferBytes != 0 {
+		base.BufferBytes = over.BufferBytes
+	}
+	if over.DataPageBytes != 0 {
+		base.DataPageBytes = over.DataPageBytes
 	}
 	if over.FileRows != 0 {
 		base.FileRows = over.FileRows

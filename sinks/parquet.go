@@ -49,6 +49,7 @@ func writerProps(w config.Writer, schema *arrow.Schema, mem memory.Allocator) (*
 		parquet.WithStats(true),
 		parquet.WithDictionaryDefault(false),
 		parquet.WithDictionaryPageSizeLimit(1 << 30),
+		parquet.WithDataPageSize(w.DataPageBytes),
 	}
 	switch w.Compression {
 	case "snappy":

@@ -214,7 +214,34 @@ func (t *Table) writePart(key string, vals []*string, b arrow.RecordBatch) error
 			}
 		}
 	}
-	return nil
+	return t.capBuffers()
+}
+
+// capBuffers writes out the largest buffered row group while the row
+// groups buffered over all open partitions exceed BufferBytes. The choice
+// depends only on the rows written so far, so output stays deterministic.
+func (t *Table) capBuffers() error {
+	for {
+		var total int64
+		var big *partWriter
+		for _, key := range t.order {
+			pw := t.open[key]
+			if pw.fw == nil {
+				continue
+			}
+			total += pw.fw.rgBytes
+			if big == nil || pw.fw.rgBytes > big.fw.rgBytes {
+				big = pw
+			}
+		}
+		if total <= t.w.BufferBytes || big == nil || big.fw.rgBytes == 0 {
+			return nil
+		}
+		if err := big.fw.fw.NewBufferedRowGroupChecked(); err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+		big.fw.rgBytes = 0
+	}
 }
 
 // finish closes a partition's current file and records it.

@@ -289,3 +289,41 @@ func TestNewReleaseRestoresAReleaseLeftAside(t *testing.T) {
 		t.Fatal("the previous release was not put back")
 	}
 }
+
+// TestBufferBytesCutsTheLargestRowGroup: with a small budget over all
+// open partitions, row groups are written out early, and the files still
+// hold every row in order.
+func TestBufferBytesCutsTheLargestRowGroup(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	root := t.TempDir()
+	w := config.DefaultWriter
+	w.BufferBytes = 1 // every write goes over: each batch ends a row group
+	sink, err := NewTable(root, "t", testSchema, []string{"dim"}, w, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		b := batch(t, mem, `[{"id":"a","dim":"x","_line":1},{"id":"b","dim":"y","_line":2}]`)
+		if err := sink.Write(t.Context(), b); err != nil {
+			t.Fatal(err)
+		}
+		b.Release()
+	}
+	files, err := sink.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		rdr, err := file.OpenParquetFile(filepath.Join(root, filepath.FromSlash(f.Path)), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Each write was cut off; the last cut leaves an empty trailing
+		// row group, which readers skip.
+		if rdr.NumRowGroups() < 3 || rdr.NumRows() != 3 {
+			t.Errorf("%s: %d row groups, %d rows; want at least 3 and 3", f.Path, rdr.NumRowGroups(), rdr.NumRows())
+		}
+		rdr.Close()
+	}
+}
