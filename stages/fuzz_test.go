@@ -2,6 +2,7 @@ package stages
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,6 +126,40 @@ func FuzzParseJSON(f *testing.F) {
 		}
 		if out.NumRows() == 1 && out.Column(0).DataType().ID() != arrow.MAP {
 			t.Fatalf("kept a %s", out.Column(0).DataType())
+		}
+	})
+}
+
+type discardSink struct{}
+
+func (discardSink) Write(context.Context, arrow.RecordBatch) error  { return nil }
+func (discardSink) Reject(context.Context, []pipeline.Reject) error { return nil }
+
+// FuzzParquetFile: any bytes given as a Parquet input make a run that
+// either decodes or fails with an error naming the file; never a crash, a
+// hang or a leak (the runner turns a library panic into an error).
+func FuzzParquetFile(f *testing.F) {
+	good, err := os.ReadFile(filepath.Join("..", "testdata", "habermas", "hm_all_position_statement_ratings.parquet"))
+	if err == nil {
+		f.Add(good)
+		f.Add(good[:len(good)/2])
+		f.Add(append([]byte(nil), good[len(good)-200:]...))
+	}
+	f.Add([]byte("PAR1"))
+	f.Add([]byte("PAR1\x00\x00\x00\x00PAR1"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		p := filepath.Join(t.TempDir(), "f.parquet")
+		os.WriteFile(p, data, 0o644)
+		s := &ParquetFile{Path: p, Name: "f.parquet", BatchRows: 64, Mem: mem, Columns: []ParquetColumn{
+			{Name: "metadata.id", Type: arrow.BinaryTypes.String},
+			{Name: "ratings.agreement", Type: mustType(t, "list<string>")},
+			{Name: "metadata.created", Type: mustType(t, "timestamp")},
+		}}
+		_, err := pipeline.Run(t.Context(), pipeline.Table{Name: "fuzz", Source: s, Sink: discardSink{}, Workers: 2})
+		if err != nil && !strings.Contains(err.Error(), "f.parquet") {
+			t.Fatalf("error does not name the file: %v", err)
 		}
 	})
 }

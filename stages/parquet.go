@@ -122,7 +122,8 @@ func (s *ParquetFile) open() (*pqarrow.FileReader, *arrow.Schema, error) {
 
 // Chunks reads the file row group by row group and emits batches of at
 // most BatchRows rows.
-func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) error) error {
+func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) error) (err error) {
+	defer s.recoverCorrupt(&err)
 	schema, err := s.Schema()
 	if err != nil {
 		return err
@@ -175,6 +176,14 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 	return nil
 }
 
+// recoverCorrupt turns a panic inside the Parquet library (a malformed
+// file can trigger one) into an error naming the file.
+func (s *ParquetFile) recoverCorrupt(err *error) {
+	if r := recover(); r != nil {
+		*err = &DecodeError{File: s.Name, Err: fmt.Errorf("%w: the Parquet reader failed: %v", ErrCorrupt, r)}
+	}
+}
+
 func fieldNames(s *arrow.Schema) []string {
 	out := make([]string, 0, s.NumFields())
 	for _, f := range s.Fields() {
@@ -196,7 +205,8 @@ func leafColumns(f pqarrow.SchemaField) []int {
 
 // Decode converts a batch read by Chunks to the declared types and adds
 // the row numbers.
-func (s *ParquetFile) Decode(ctx context.Context, c pipeline.Chunk, _ *pipeline.Rejects) (arrow.RecordBatch, error) {
+func (s *ParquetFile) Decode(ctx context.Context, c pipeline.Chunk, _ *pipeline.Rejects) (_ arrow.RecordBatch, err error) {
+	defer s.recoverCorrupt(&err)
 	schema, err := s.Schema()
 	if err != nil {
 		return nil, err
