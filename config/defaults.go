@@ -23,15 +23,15 @@ const (
 
 // DefaultWriter is the writer used where pipeline.yaml says nothing:
 // zstd level 1 (the writer's CPU is mostly zstd; level 1 costs 20% less
-// for 5-10% more bytes), row groups of 64 Ki rows or 32 MiB of Arrow data
+// for 5-10% more bytes), row groups of 64 Ki rows or 16 MiB of Arrow data
 // (each open partition buffers one), files of at most 1 Mi rows or 512 MB.
 var DefaultWriter = Writer{
 	Compression:      "zstd",
 	CompressionLevel: 1,
 	RowGroupRows:     64 << 10,
-	RowGroupBytes:    32 << 20,
+	RowGroupBytes:    16 << 20,
 	DataPageBytes:    1 << 20,
-	BufferBytes:      96 << 20,
+	BufferBytes:      48 << 20,
 	FileRows:         1 << 20,
 	FileBytes:        512 << 20,
 	MaxPartitions:    256,
