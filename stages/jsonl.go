@@ -129,20 +129,26 @@ func (s *JSONLines) init() {
 	}
 	fields = append(fields, arrow.Field{Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64})
 	s.schema = arrow.NewSchema(fields, nil)
-	if s.Mem == nil {
-		s.Mem = memory.DefaultAllocator
-	}
-	if s.BatchRows <= 0 {
-		s.BatchRows = 1024
-	}
+	readDefaults(&s.Mem, &s.BatchRows, &s.MaxLineBytes, &s.MaxBytes)
 	if s.ChunkBytes <= 0 {
 		s.ChunkBytes = 8 << 20
 	}
-	if s.MaxLineBytes <= 0 {
-		s.MaxLineBytes = 256 << 20
+}
+
+// readDefaults fills the line readers' unset settings: the default
+// allocator, 1024-row batches, 256 MiB lines, no size limit.
+func readDefaults(mem *memory.Allocator, batchRows *int, maxLine, maxBytes *int64) {
+	if *mem == nil {
+		*mem = memory.DefaultAllocator
 	}
-	if s.MaxBytes <= 0 {
-		s.MaxBytes = 1 << 62
+	if *batchRows <= 0 {
+		*batchRows = 1024
+	}
+	if *maxLine <= 0 {
+		*maxLine = 256 << 20
+	}
+	if *maxBytes <= 0 {
+		*maxBytes = 1 << 62
 	}
 }
 

@@ -94,18 +94,7 @@ func (s *TSVFolder) Schema() (*arrow.Schema, error) {
 			arrow.Field{Name: pipeline.FileColumn, Type: arrow.BinaryTypes.String},
 			arrow.Field{Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64})
 		s.schema = arrow.NewSchema(fields, nil)
-		if s.Mem == nil {
-			s.Mem = memory.DefaultAllocator
-		}
-		if s.BatchRows <= 0 {
-			s.BatchRows = 1024
-		}
-		if s.MaxLineBytes <= 0 {
-			s.MaxLineBytes = 256 << 20
-		}
-		if s.MaxBytes <= 0 {
-			s.MaxBytes = 1 << 62
-		}
+		readDefaults(&s.Mem, &s.BatchRows, &s.MaxLineBytes, &s.MaxBytes)
 	})
 	for _, c := range s.Columns {
 		switch c.Type.ID() {
