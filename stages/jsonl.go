@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -91,6 +92,7 @@ type JSONLines struct {
 
 	once    sync.Once
 	schema  *arrow.Schema
+	hints   []sizeHint // sizes seen in the last batch, to reserve builders
 	fns     []valueFn
 	keys    map[string]keyRef
 	parsers sync.Pool
@@ -129,6 +131,7 @@ func (s *JSONLines) init() {
 	}
 	fields = append(fields, arrow.Field{Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64})
 	s.schema = arrow.NewSchema(fields, nil)
+	s.hints = make([]sizeHint, len(s.Columns))
 	readDefaults(&s.Mem, &s.BatchRows, &s.MaxLineBytes, &s.MaxBytes)
 	if s.ChunkBytes <= 0 {
 		s.ChunkBytes = 8 << 20
@@ -321,6 +324,9 @@ func (s *JSONLines) decode(p *fastjson.Parser, c pipeline.Chunk, rej *pipeline.R
 	defer rb.Release()
 	rb.Reserve(c.Rows)
 	ncol := len(s.Columns)
+	for i := range s.Columns {
+		s.hints[i].reserve(rb.Field(i), c.Rows)
+	}
 	lineB := rb.Field(ncol).(*array.Int64Builder)
 	vals := make([]*fastjson.Value, ncol)
 	prio := make([]int, ncol)
@@ -378,7 +384,53 @@ func (s *JSONLines) decode(p *fastjson.Parser, c pipeline.Chunk, rej *pipeline.R
 		}
 		lineB.Append(n)
 	}
-	return rb.NewRecordBatch(), nil
+	b := rb.NewRecordBatch()
+	for i := range s.Columns {
+		s.hints[i].observe(b.Column(i))
+	}
+	return b, nil
+}
+
+// sizeHint remembers, per row, how many child values and string bytes a
+// column held in the last batch, so the next batch's builders are sized
+// once instead of doubling as they grow. Concurrent decoders race on it
+// harmlessly: it only sizes buffers.
+type sizeHint struct {
+	perRowValues, perRowBytes atomic.Int64 // in 1/16ths of a value or byte
+}
+
+func (h *sizeHint) observe(a arrow.Array) {
+	n := int64(a.Len())
+	if n == 0 {
+		return
+	}
+	switch c := a.(type) {
+	case *array.String:
+		h.perRowBytes.Store(int64(len(c.ValueBytes())) * 16 / n)
+	case *array.List:
+		vals := c.ListValues()
+		h.perRowValues.Store(int64(vals.Len()) * 16 / n)
+		if sv, ok := vals.(*array.String); ok {
+			h.perRowBytes.Store(int64(len(sv.ValueBytes())) * 16 / n)
+		}
+	}
+}
+
+func (h *sizeHint) reserve(b array.Builder, rows int) {
+	bytes := int(h.perRowBytes.Load() * int64(rows) / 16)
+	switch c := b.(type) {
+	case *array.StringBuilder:
+		if bytes > 0 {
+			c.ReserveData(bytes)
+		}
+	case *array.ListBuilder:
+		if v := int(h.perRowValues.Load() * int64(rows) / 16); v > 0 {
+			c.ValueBuilder().Reserve(v)
+			if sb, ok := c.ValueBuilder().(*array.StringBuilder); ok && bytes > 0 {
+				sb.ReserveData(bytes)
+			}
+		}
+	}
 }
 
 // checkRow type-checks a row; on failure it returns the column index.
