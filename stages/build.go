@@ -71,6 +71,13 @@ func BuildTable(cfg *config.Config, dataset, table, dataRoot string, mem memory.
 			return nil, cfg.At(fmt.Sprintf("%s.partition_by[%d]", tp, i), fmt.Errorf("%w %q (have %s)", ErrNoColumn, p, columnList(schema)))
 		}
 	}
+	if len(t.PartitionBy) > 0 {
+		pc, err := NewPartitionCheck(mem, schema, t.PartitionBy)
+		if err != nil {
+			return nil, cfg.At(tp+".partition_by", err)
+		}
+		b.Stages = append(b.Stages, pc)
+	}
 	b.Schema = schema
 	return b, nil
 }

@@ -137,6 +137,7 @@ func TestBadInputCorpus(t *testing.T) {
 		{dataset: "gzip_bomb", code: 1, stderr: []string{"bomb.jsonl.gz", "input too large", "max_bytes"}},
 		{dataset: "long_line_over_limit", code: 1, stderr: []string{"long_line.jsonl:1: line too long"}},
 		{dataset: "long_line", written: 1},
+		{dataset: "long_partition_value", written: 2, rejects: 1, rules: "2:partition"},
 		{dataset: "tsv_bad_lines", written: 2, rejects: 2, rules: "3:fields 4:parse_json"},
 		{dataset: "tsv_crlf", written: 2},
 		{dataset: "parquet_missing_column", code: 1, stderr: []string{"missing_column.parquet", "missing columns", "a.ys"}},
