@@ -90,16 +90,8 @@ func runCrowdRAG25(args []string, stdout, stderr io.Writer) error {
 			"in the CrowdRAG-25 release format into DIR.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, out); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("crowdrag25: unexpected arguments %q", fs.Args())
-	}
-	if *out == "" {
-		fs.Usage()
-		return errors.New("crowdrag25: --out is required")
 	}
 	cfg, err := resolveCrowdConfig(*out, *scale, *topics, *rated, *seed)
 	if err != nil {

@@ -164,16 +164,8 @@ func runDeliData(args []string, stdout, stderr io.Writer) error {
 			"__init__.py, in the DeliData corpus format into DIR.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, out); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("delidata: unexpected arguments %q", fs.Args())
-	}
-	if *out == "" {
-		fs.Usage()
-		return errors.New("delidata: --out is required")
 	}
 	cfg, err := resolveDeliConfig(*out, *scale, *groups, *seed)
 	if err != nil {

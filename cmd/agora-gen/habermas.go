@@ -245,16 +245,8 @@ func runHabermas(args []string, stdout, stderr io.Writer) error {
 			"Writes %s and %s\nin the Habermas Machine release format into DIR.\n\n", hmComparisonsFile, hmPositionsFile)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, out); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("habermas: unexpected arguments %q", fs.Args())
-	}
-	if *out == "" {
-		fs.Usage()
-		return errors.New("habermas: --out is required")
 	}
 	cfg, err := resolveHMConfig(*out, *rows, *scale, *rowGroup, *seed)
 	if err != nil {

@@ -64,3 +64,20 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\nRun 'agora-gen DATASET -h' for the flags of a dataset.\n")
 }
+
+// parseFlags parses a subcommand's flags, refusing positional arguments
+// and a missing --out, with the usage printed in both cases.
+func parseFlags(fs *flag.FlagSet, args []string, out *string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("%s: unexpected arguments %q", fs.Name(), fs.Args())
+	}
+	if *out == "" {
+		fs.Usage()
+		return fmt.Errorf("%s: --out is required", fs.Name())
+	}
+	return nil
+}
