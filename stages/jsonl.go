@@ -96,6 +96,7 @@ type JSONLines struct {
 	fns     []valueFn
 	keys    map[string]keyRef
 	parsers sync.Pool
+	bufs    sync.Pool // *[]byte: chunk buffers handed back by Decode
 	initErr error
 }
 
@@ -182,7 +183,7 @@ func (s *JSONLines) Chunks(ctx context.Context, emit func(pipeline.Chunk) error)
 		r = zr
 	}
 	lim := &limitReader{r: r, left: s.MaxBytes}
-	return splitLines(ctx, lim, 1<<20, s.MaxLineBytes, s.BatchRows, s.ChunkBytes, func(c pipeline.Chunk) error {
+	return splitLines(ctx, lim, 1<<20, s.MaxLineBytes, s.BatchRows, s.ChunkBytes, s.getBuf, func(c pipeline.Chunk) error {
 		c.File = s.Name
 		return emit(c)
 	}, func(line int64, err error) error {
@@ -231,9 +232,28 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// getBuf returns an empty chunk buffer, reusing one a decoder finished
+// with: a chunk's bytes are copied into builders by Decode, so its buffer
+// can carry the next chunk instead of growing a fresh one by doubling.
+func (s *JSONLines) getBuf() []byte {
+	if p, ok := s.bufs.Get().(*[]byte); ok {
+		return (*p)[:0]
+	}
+	return nil
+}
+
+// putBuf hands a decoded chunk's buffer back for reuse.
+func (s *JSONLines) putBuf(b []byte) {
+	if cap(b) == 0 {
+		return
+	}
+	b = b[:0]
+	s.bufs.Put(&b)
+}
+
 // splitLines cuts r into chunks of at most rows lines or about maxBytes
 // bytes, never splitting a line. Each chunk's Data is a fresh slice.
-func splitLines(ctx context.Context, r io.Reader, bufSize int, maxLine int64, rows, maxBytes int, emit func(pipeline.Chunk) error, fail func(line int64, err error) error) error {
+func splitLines(ctx context.Context, r io.Reader, bufSize int, maxLine int64, rows, maxBytes int, getBuf func() []byte, emit func(pipeline.Chunk) error, fail func(line int64, err error) error) error {
 	br := bufio.NewReaderSize(r, bufSize)
 	var (
 		line  int64 = 1 // number of the next line
@@ -277,6 +297,9 @@ func splitLines(ctx context.Context, r io.Reader, bufSize int, maxLine int64, ro
 			return fail(line, ErrLineTooLong)
 		}
 		if len(frag) > 0 {
+			if buf == nil && getBuf != nil {
+				buf = getBuf()
+			}
 			if buf == nil {
 				buf = make([]byte, 0, max(min(maxBytes, 1<<20, bufSize), len(frag)))
 			}
@@ -314,7 +337,9 @@ func (s *JSONLines) Decode(ctx context.Context, c pipeline.Chunk, rej *pipeline.
 		p = &fastjson.Parser{}
 	}
 	defer s.parsers.Put(p)
-	return s.decode(p, c, rej)
+	b, err := s.decode(p, c, rej)
+	s.putBuf(c.Data) // decode copied what it kept (builders, rejects)
+	return b, err
 }
 
 // decode type-checks each row before appending it, so a bad row never

@@ -229,7 +229,7 @@ func (s *TSVFolder) readFile(ctx context.Context, p string, emit func(pipeline.C
 	lim := &limitReader{r: f, left: s.MaxBytes}
 	var hdr *tsvHeader
 	var fileIdx int
-	return splitLines(ctx, lim, bufSize, s.MaxLineBytes, s.BatchRows, 8<<20, func(c pipeline.Chunk) error {
+	return splitLines(ctx, lim, bufSize, s.MaxLineBytes, s.BatchRows, 8<<20, nil, func(c pipeline.Chunk) error {
 		c.File = name
 		if hdr == nil {
 			// The first chunk starts with the header line.
