@@ -50,6 +50,9 @@ func writerProps(w config.Writer, schema *arrow.Schema, mem memory.Allocator) (*
 		parquet.WithDictionaryDefault(false),
 		parquet.WithDictionaryPageSizeLimit(1 << 30),
 		parquet.WithDataPageSize(w.DataPageBytes),
+		// Page size is checked after each batch of values: a small batch keeps
+		// the encoder buffer of a column of long texts near the page size.
+		parquet.WithBatchSize(128),
 	}
 	switch w.Compression {
 	case "snappy":

@@ -122,11 +122,13 @@ func newRunCmd(stdout, stderr io.Writer, check bool) *cobra.Command {
 	}
 	f.StringSliceVar(&opts.Only, "only", nil, "run only these datasets (comma-separated)")
 	f.IntVar(&opts.Workers, "workers", 0, "goroutines per stage (default: pipeline.yaml's workers, else one per CPU)")
-	var cpuProfile, memProfile string
+	var cpuProfile, memProfile, peakProfile string
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) to this file")
 	f.StringVar(&memProfile, "memprofile", "", "write a heap profile (pprof, allocations) to this file at the end")
 	f.MarkHidden("cpuprofile")
 	f.MarkHidden("memprofile")
+	f.StringVar(&peakProfile, "peakheapprofile", "", "write a heap profile (pprof, in use) taken at the largest live heap seen")
+	f.MarkHidden("peakheapprofile")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		log := slog.New(slog.NewTextHandler(stderr, nil))
 		if cpuProfile != "" {
@@ -139,6 +141,10 @@ func newRunCmd(stdout, stderr io.Writer, check bool) *cobra.Command {
 				return err
 			}
 			defer pprof.StopCPUProfile()
+		}
+		if peakProfile != "" {
+			stop := watchPeakHeap(peakProfile)
+			defer stop()
 		}
 		if memProfile != "" {
 			defer func() {

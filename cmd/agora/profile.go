@@ -1,0 +1,45 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"runtime/metrics"
+	"runtime/pprof"
+	"time"
+)
+
+// watchPeakHeap samples the live heap every 100 ms and keeps, in path, the
+// in-use heap profile taken when the live heap was largest. It is a
+// diagnostic for memory work (hidden flag --peakheapprofile); the returned
+// function stops it and writes the file.
+func watchPeakHeap(path string) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		var peak uint64
+		var best []byte
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				if best != nil {
+					os.WriteFile(path, best, 0o644)
+				}
+				return
+			case <-t.C:
+			}
+			metrics.Read(sample)
+			if live := sample[0].Value.Uint64(); live > peak+peak/20 {
+				peak = live
+				var buf bytes.Buffer
+				if pprof.Lookup("heap").WriteTo(&buf, 0) == nil {
+					best = buf.Bytes()
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
