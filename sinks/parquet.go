@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -84,8 +85,12 @@ type fileWriter struct {
 	sum       hash.Hash
 	n         int64
 	fw        *pqarrow.FileWriter
-	rowGroup  int64
-	rgBytes   int64 // Arrow bytes buffered in the current row group
+	schema    *arrow.Schema
+	rowGroup  int64 // RowGroupBytes
+	rgRows    int64 // RowGroupRows
+	held      []arrow.RecordBatch
+	heldRows  int64
+	rgBytes   int64 // Arrow bytes held for the current row group
 	rows      int64
 }
 
@@ -117,26 +122,61 @@ func newFileWriter(fs FS, dir, name string, schema *arrow.Schema, w config.Write
 		return nil, fmt.Errorf("parquet writer: %w", err)
 	}
 	fw.fw = pw
+	fw.schema = schema
 	fw.rowGroup = w.RowGroupBytes
+	fw.rgRows = int64(w.RowGroupRows)
 	return fw, nil
 }
 
+// write holds b (retained) for the current row group, and writes the row
+// group out once it has RowGroupRows rows or RowGroupBytes Arrow bytes.
+// A row group is written column after column straight to the file, so
+// what a file costs in memory is the Arrow batches it holds, counted
+// exactly, plus one column's page.
 func (f *fileWriter) write(b arrow.RecordBatch) error {
-	if err := f.fw.WriteBuffered(b); err != nil {
-		return fmt.Errorf("write %s: %w", f.name, err)
-	}
-	f.rows += b.NumRows()
-	// A buffered row group holds its pages in memory until it closes: cut
-	// it by the Arrow bytes put in, which bounds the memory of every open
-	// partition.
-	f.rgBytes += batchBytes(b)
-	if f.rgBytes >= f.rowGroup {
-		if err := f.fw.NewBufferedRowGroupChecked(); err != nil {
-			return fmt.Errorf("write %s: %w", f.name, err)
+	for off := int64(0); off < b.NumRows(); {
+		n := min(b.NumRows()-off, f.rgRows-f.heldRows)
+		part := b
+		if off == 0 && n == b.NumRows() {
+			b.Retain()
+		} else {
+			part = b.NewSlice(off, off+n)
 		}
-		f.rgBytes = 0
+		f.held = append(f.held, part)
+		f.heldRows += n
+		f.rows += n
+		f.rgBytes += batchBytes(part)
+		off += n
+		if f.heldRows >= f.rgRows || f.rgBytes >= f.rowGroup {
+			if err := f.flushRowGroup(); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// flushRowGroup writes the held batches as one row group and lets them go.
+func (f *fileWriter) flushRowGroup() error {
+	if len(f.held) == 0 {
+		return nil
+	}
+	tbl := array.NewTableFromRecords(f.schema, f.held)
+	err := f.fw.WriteTable(tbl, f.heldRows)
+	tbl.Release()
+	f.release()
+	if err != nil {
+		return fmt.Errorf("write %s: %w", f.name, err)
+	}
+	return nil
+}
+
+// release lets the held batches go.
+func (f *fileWriter) release() {
+	for _, b := range f.held {
+		b.Release()
+	}
+	f.held, f.heldRows, f.rgBytes = f.held[:0], 0, 0
 }
 
 // batchBytes is the size of the buffers a batch refers to (for a slice,
@@ -165,6 +205,10 @@ func (f *fileWriter) size() int64 { return f.fw.TotalCompressedBytes() }
 
 // close finishes the file: footer, flush, fsync, rename to its final name.
 func (f *fileWriter) close() (path string, bytes int64, sum string, err error) {
+	if err := f.flushRowGroup(); err != nil {
+		f.abort()
+		return "", 0, "", err
+	}
 	if err := f.fw.Close(); err != nil {
 		f.abort()
 		return "", 0, "", fmt.Errorf("close %s: %w", f.name, err)
@@ -233,6 +277,7 @@ func verify(path string, rows int64) error {
 
 // abort discards the file.
 func (f *fileWriter) abort() {
+	f.release()
 	f.fw.Close()
 	f.f.Close()
 	f.fs.Remove(f.tmp)

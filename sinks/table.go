@@ -237,10 +237,9 @@ func (t *Table) capBuffers() error {
 		if total <= t.w.BufferBytes || big == nil || big.fw.rgBytes == 0 {
 			return nil
 		}
-		if err := big.fw.fw.NewBufferedRowGroupChecked(); err != nil {
+		if err := big.fw.flushRowGroup(); err != nil {
 			return fmt.Errorf("%s: %w", t.name, err)
 		}
-		big.fw.rgBytes = 0
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"sort"
 	"strings"
 	"unicode"
@@ -540,10 +541,11 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		seen := map[string]int64{}
+		seen := map[keyHash]int64{}
+		var scratch []byte
 		return &Deriver{Type: arrow.PrimitiveTypes.Int64, Ordered: true, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
 			return int64Of(mem, b, func(i int) (int64, bool) {
-				k := rowKey(b, idx, i)
+				k := hashRowKey(&scratch, b, idx, i)
 				n := seen[k]
 				seen[k] = n + 1
 				return n, true
@@ -562,21 +564,29 @@ func init() {
 		}
 		return &Deriver{Type: arrow.FixedWidthTypes.Boolean, Whole: true, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
 			n := int(b.NumRows())
-			values := map[string]map[string]bool{}
-			keys := make([]string, n)
+			// Per key: the first value seen, and whether another differed.
+			type state struct {
+				first    keyHash
+				conflict bool
+			}
+			values := map[keyHash]*state{}
+			keys := make([]keyHash, n)
+			var scratch []byte
+			vcol := []int{vc}
 			for i := 0; i < n; i++ {
-				keys[i] = rowKey(b, idx, i)
-				m := values[keys[i]]
-				if m == nil {
-					m = map[string]bool{}
-					values[keys[i]] = m
+				keys[i] = hashRowKey(&scratch, b, idx, i)
+				v := hashRowKey(&scratch, b, vcol, i)
+				st := values[keys[i]]
+				if st == nil {
+					values[keys[i]] = &state{first: v}
+				} else if st.first != v {
+					st.conflict = true
 				}
-				m[rowKey(b, []int{vc}, i)] = true
 			}
 			bb := array.NewBooleanBuilder(mem)
 			defer bb.Release()
 			for i := 0; i < n; i++ {
-				bb.Append(len(values[keys[i]]) > 1)
+				bb.Append(values[keys[i]].conflict)
 			}
 			return bb.NewArray(), nil
 		}}, nil
@@ -587,7 +597,27 @@ func init() {
 // tuples never share a key: each value is length-prefixed and null has a
 // tag of its own.
 func rowKey(b arrow.RecordBatch, idx []int, i int) string {
-	var buf []byte
+	return string(appendRowKey(nil, b, idx, i))
+}
+
+// keyHash is a 128-bit hash of a row key. Sets that live as long as a
+// table (unique, occurrence, conflicting_duplicate) keep these 16 bytes
+// per key instead of the key itself, so their memory does not grow with
+// the length of the values; two different keys share a hash with
+// probability about n²/2¹²⁹, far below any hardware error rate.
+type keyHash [2]uint64
+
+var keySeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+// hashRowKey hashes the values of columns idx at row i, using *scratch as
+// the encoding buffer.
+func hashRowKey(scratch *[]byte, b arrow.RecordBatch, idx []int, i int) keyHash {
+	*scratch = appendRowKey((*scratch)[:0], b, idx, i)
+	return keyHash{maphash.Bytes(keySeeds[0], *scratch), maphash.Bytes(keySeeds[1], *scratch)}
+}
+
+// appendRowKey appends rowKey's encoding to buf.
+func appendRowKey(buf []byte, b arrow.RecordBatch, idx []int, i int) []byte {
 	for _, c := range idx {
 		a := b.Column(c)
 		if a.IsNull(i) {
@@ -599,7 +629,7 @@ func rowKey(b arrow.RecordBatch, idx []int, i int) string {
 		buf = binary.AppendUvarint(buf, uint64(len(v)))
 		buf = append(buf, v...)
 	}
-	return string(buf)
+	return buf
 }
 
 func int64Of(mem memory.Allocator, b arrow.RecordBatch, f func(i int) (int64, bool)) arrow.Array {

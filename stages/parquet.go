@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/compute/exec"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
@@ -103,7 +104,13 @@ func (s *ParquetFile) open() (*pqarrow.FileReader, *arrow.Schema, error) {
 	if _, err := os.Stat(s.Path); err != nil {
 		return nil, nil, &DecodeError{File: s.Name, Err: err}
 	}
-	rdr, err := file.OpenParquetFile(s.Path, false)
+	// Stream each column chunk page by page: a pandas-written file often
+	// holds one row group for the whole table, and reading its chunks
+	// whole would cost memory in proportion to the file.
+	props := parquet.NewReaderProperties(s.Mem)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = 1 << 20
+	rdr, err := file.OpenParquetFile(s.Path, false, file.WithReadProps(props))
 	if err != nil {
 		return nil, nil, &DecodeError{File: s.Name, Err: fmt.Errorf("%w: not a readable Parquet file: %v", ErrCorrupt, err)}
 	}

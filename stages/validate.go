@@ -35,8 +35,9 @@ type Validate struct {
 	mem    memory.Allocator
 	rules  []rule
 	unique [][]int
-	seen   []map[string]int64
+	seen   []map[keyHash]int64
 	names  [][]string
+	keyBuf []byte
 }
 
 // Name returns the step kind.
@@ -258,7 +259,7 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 			return err
 		}
 		v.unique = append(v.unique, idx)
-		v.seen = append(v.seen, map[string]int64{})
+		v.seen = append(v.seen, map[keyHash]int64{})
 		v.names = append(v.names, r.Unique)
 	default:
 		return fmt.Errorf("empty rule")
@@ -270,7 +271,8 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 func (v *Validate) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
 	n := int(in.NumRows())
 	keep := make([]int64, 0, n)
-	keys := make([]string, len(v.unique))
+	keys := make([]keyHash, len(v.unique))
+	has := make([]bool, len(v.unique))
 rows:
 	for i := 0; i < n; i++ {
 		for _, r := range v.rules {
@@ -288,18 +290,18 @@ rows:
 		}
 		// Check every key before recording any, so a rejected row claims none.
 		for u, idx := range v.unique {
-			keys[u] = ""
+			has[u] = false
 			if anyNull(in, idx, i) {
 				continue // nulls are distinct
 			}
-			keys[u] = rowKey(in, idx, i)
+			keys[u], has[u] = hashRowKey(&v.keyBuf, in, idx, i), true
 			if first, dup := v.seen[u][keys[u]]; dup {
 				rej.AddRow(in, i, "unique", strings.Join(v.names[u], ","), fmt.Sprintf("duplicate key (%s); first seen at line %d", strings.Join(v.names[u], ", "), first))
 				continue rows
 			}
 		}
 		for u := range v.unique {
-			if keys[u] != "" {
+			if has[u] {
 				v.seen[u][keys[u]] = pipeline.LineOf(in, i)
 			}
 		}
