@@ -31,6 +31,11 @@ type Chunk struct {
 	// Batch is a batch a source read ahead (a Parquet source reads in
 	// Chunks and converts in Decode); the chunk owns it.
 	Batch arrow.RecordBatch
+	// Bytes is the input size the chunk stands for when Data does not
+	// hold it (a chunk of an input decoded once for several tables).
+	Bytes int
+
+	shared *sharedChunk // the rejects of a shared input's chunk
 }
 
 // Source splits its input into chunks and decodes them.

@@ -86,6 +86,7 @@ type CheckStat struct {
 
 type envelope struct {
 	seq   int64
+	size  int // input bytes
 	chunk Chunk
 	batch arrow.RecordBatch
 	rej   *Rejects
@@ -178,10 +179,11 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 			}
 			nchunks.Add(1)
 			inRows.Add(int64(c.Rows))
+			size := len(c.Data) + c.Bytes
 			if t.Progress != nil {
-				t.Progress.BytesRead.Add(int64(len(c.Data)))
+				t.Progress.BytesRead.Add(int64(size))
 			}
-			e := &envelope{seq: seq, chunk: c, rej: &Rejects{File: c.File}}
+			e := &envelope{seq: seq, size: size, chunk: c, rej: &Rejects{File: c.File}}
 			seq++
 			return send(chunks, e)
 		})
@@ -253,6 +255,16 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 				if nparallel+j+1 == t.CountAfter {
 					count(e)
 				}
+			}
+			if cs, ok := t.Sink.(chunkSink); ok {
+				if err := cs.writeChunk(gctx, e); err != nil {
+					return fmt.Errorf("table %s: %w", t.Name, err)
+				}
+				if e.batch != nil {
+					written.Add(e.batch.NumRows())
+				}
+				rejected.Add(int64(e.rej.Len()))
+				return nil
 			}
 			if e.batch != nil && e.batch.NumRows() > 0 {
 				if err := t.Sink.Write(gctx, e.batch); err != nil {

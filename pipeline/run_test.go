@@ -31,6 +31,8 @@ type counter struct {
 	failAt  int64 // decode error at this chunk's first line
 	panicAt int64
 	jitter  bool
+	// rejectDiv, when set, rejects at decode the rows whose line divides by it.
+	rejectDiv int64
 }
 
 func (c *counter) Chunks(ctx context.Context, emit func(pipeline.Chunk) error) error {
@@ -57,6 +59,10 @@ func (c *counter) Decode(ctx context.Context, ch pipeline.Chunk, rej *pipeline.R
 	defer b.Release()
 	for i := 0; i < ch.Rows; i++ {
 		l := ch.Line + int64(i)
+		if c.rejectDiv > 0 && l%c.rejectDiv == 0 {
+			rej.Add(pipeline.Reject{Rule: "decode", Reason: "divisible", Line: l})
+			continue
+		}
 		b.Field(0).(*array.Int64Builder).Append(l)
 		b.Field(1).(*array.Int64Builder).Append(l)
 	}

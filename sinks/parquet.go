@@ -113,7 +113,9 @@ func newFileWriter(fs FS, dir, name string, schema *arrow.Schema, w config.Write
 		return nil, err
 	}
 	fw.f = f
-	fw.buf = bufio.NewWriterSize(f, 1<<20)
+	// Pages arrive whole from the encoder; a small buffer only joins the
+	// small writes (headers, footer). Every open partition has one.
+	fw.buf = bufio.NewWriterSize(f, 64<<10)
 	props, arrowProps := writerProps(w, schema, mem)
 	pw, err := pqarrow.NewFileWriter(schema, countingWriter{fw}, props, arrowProps)
 	if err != nil {

@@ -135,7 +135,7 @@ func (s *JSONLines) init() {
 	s.hints = make([]sizeHint, len(s.Columns))
 	readDefaults(&s.Mem, &s.BatchRows, &s.MaxLineBytes, &s.MaxBytes)
 	if s.ChunkBytes <= 0 {
-		s.ChunkBytes = 8 << 20
+		s.ChunkBytes = 2 << 20
 	}
 }
 

@@ -114,7 +114,7 @@ func (s *ParquetFile) open() (*pqarrow.FileReader, *arrow.Schema, error) {
 	if err != nil {
 		return nil, nil, &DecodeError{File: s.Name, Err: fmt.Errorf("%w: not a readable Parquet file: %v", ErrCorrupt, err)}
 	}
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: int64(max(s.BatchRows, 1)), Parallel: false}, s.Mem)
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRowsFor(rdr, s.BatchRows), Parallel: false}, s.Mem)
 	if err != nil {
 		rdr.Close()
 		return nil, nil, &DecodeError{File: s.Name, Err: fmt.Errorf("%w: %v", ErrCorrupt, err)}
@@ -181,6 +181,28 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 		return &DecodeError{File: s.Name, Line: row, Err: fmt.Errorf("%w: %v", ErrCorrupt, err)}
 	}
 	return nil
+}
+
+// batchBytes is the Arrow size a Parquet source aims at per batch, the
+// size of a JSON Lines chunk: rows with long lists of texts get fewer
+// rows per batch, so that the batches in flight stay small.
+const batchBytes = 2 << 20
+
+// batchRowsFor returns the rows per batch for a file: about batchBytes of
+// uncompressed data by the footer's sizes (all columns, so an
+// over-estimate of what is read), between 64 and most rows.
+func batchRowsFor(r *file.Reader, most int) int64 {
+	most = max(most, 1)
+	md := r.MetaData()
+	var bytes, rows int64
+	for g := 0; g < r.NumRowGroups(); g++ {
+		bytes += md.RowGroup(g).TotalByteSize()
+		rows += md.RowGroup(g).NumRows()
+	}
+	if bytes <= 0 || rows <= 0 {
+		return int64(most)
+	}
+	return min(max(batchBytes*rows/bytes, 64), int64(most))
 }
 
 // recoverCorrupt turns a panic inside the Parquet library (a malformed

@@ -253,19 +253,25 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 		}
 	}()
 
+	// Tables that read the same input share one decode of it: they run
+	// together, as a group, and at most `workers` groups run at once.
 	results := make([]*TableResult, len(d.TableNames()))
+	var groups [][]int
+	byInput := map[string]int{}
+	for i, name := range d.TableNames() {
+		in := d.Tables[name].Input
+		if g, ok := byInput[in]; ok {
+			groups[g] = append(groups[g], i)
+			continue
+		}
+		byInput[in] = len(groups)
+		groups = append(groups, []int{i})
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
-	for i, name := range d.TableNames() {
-		t := d.Tables[name]
-		b := built[name]
+	for _, group := range groups {
 		g.Go(func() error {
-			res, err := runTable(gctx, cfg, id, name, t, b, root, workers, mem, opts.FS)
-			if err != nil {
-				return err
-			}
-			results[i] = res
-			return nil
+			return runGroup(gctx, cfg, id, d, group, built, results, root, workers, mem, opts.FS)
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -302,7 +308,35 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	return res, nil
 }
 
-func runTable(ctx context.Context, cfg *config.Config, id, name string, t *config.Table, b *stages.Built, root string, workers int, mem memory.Allocator, fs sinks.FS) (*TableResult, error) {
+// runGroup runs the tables (indexes into d.TableNames()) that read one
+// input; with more than one, the input is decoded once for all of them.
+func runGroup(ctx context.Context, cfg *config.Config, id string, d *config.Dataset, group []int, built map[string]*stages.Built, results []*TableResult, root string, workers int, mem memory.Allocator, fs sinks.FS) error {
+	names := d.TableNames()
+	if len(group) == 1 {
+		name := names[group[0]]
+		res, err := runTable(ctx, cfg, id, name, d.Tables[name], built[name], built[name].Source, 0, root, workers, mem, fs)
+		results[group[0]] = res
+		return err
+	}
+	first := built[names[group[0]]]
+	shared := pipeline.NewShared(id+"/"+d.Tables[names[group[0]]].Input, first.Source, len(group), workers, cfg.ChannelDepth)
+	defer shared.Close()
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return shared.Run(gctx) })
+	for k, i := range group {
+		name := names[i]
+		g.Go(func() error {
+			// A consumer decodes nothing: it needs only enough batches in
+			// flight to keep its parallel stages busy.
+			res, err := runTable(gctx, cfg, id, name, d.Tables[name], built[name], shared.Consumer(k), workers+1, root, workers, mem, fs)
+			results[i] = res
+			return err
+		})
+	}
+	return g.Wait()
+}
+
+func runTable(ctx context.Context, cfg *config.Config, id, name string, t *config.Table, b *stages.Built, src pipeline.Source, inflight int, root string, workers int, mem memory.Allocator, fs sinks.FS) (*TableResult, error) {
 	var sink interface {
 		pipeline.Sink
 	}
@@ -319,11 +353,12 @@ func runTable(ctx context.Context, cfg *config.Config, id, name string, t *confi
 	}
 	st, err := pipeline.Run(ctx, pipeline.Table{
 		Name:         id + "/" + name,
-		Source:       b.Source,
+		Source:       src,
 		Stages:       b.Stages,
 		Sink:         sink,
 		Workers:      workers,
 		ChannelDepth: cfg.ChannelDepth,
+		MaxInFlight:  inflight,
 		CountAfter:   b.CountAfter,
 	})
 	res := &TableResult{

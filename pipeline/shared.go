@@ -1,0 +1,173 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// Shared reads and decodes one input once for several tables. Each table
+// gets a Source from Consumer; Run decodes the input (in parallel, like a
+// table's own decoders) and hands every decoded batch, with the chunk's
+// rejected rows, to each consumer in input order.
+//
+// Run must run concurrently with every consumer's table: a consumer that
+// does not read holds the others back (the hand-over channels are
+// bounded, which is what bounds memory). Run the Shared and its tables in
+// one errgroup, so that the first error cancels them all; call Close once
+// all have returned to release what was left in flight.
+type Shared struct {
+	name    string
+	src     Source
+	workers int
+	depth   int
+	outs    []chan *sharedChunkBatch
+	err     error // set before outs are closed
+}
+
+// sharedChunk is one decoded chunk as every consumer sees it.
+type sharedChunk struct {
+	file    string
+	line    int64
+	rows    int
+	bytes   int
+	rejects []Reject
+}
+
+// NewShared prepares to decode src once for n consumers. name is used in
+// errors (dataset/input); workers and depth are as in Table.
+func NewShared(name string, src Source, n, workers, depth int) *Shared {
+	s := &Shared{name: name, src: src, workers: workers, depth: depth}
+	for range n {
+		s.outs = append(s.outs, make(chan *sharedChunkBatch, max(depth, 1)))
+	}
+	return s
+}
+
+type sharedChunkBatch struct {
+	c     *sharedChunk
+	batch arrow.RecordBatch // one reference per consumer; may be nil
+}
+
+// Consumer returns the Source of consumer i (0 ≤ i < n). Each consumer's
+// Chunks may be called once.
+func (s *Shared) Consumer(i int) Source { return &sharedSource{s: s, i: i} }
+
+// Run decodes the input and hands it out until the input is exhausted,
+// ctx is done, or decoding fails; it then closes every consumer's feed.
+// Decode errors are returned (and seen by every consumer).
+func (s *Shared) Run(ctx context.Context) error {
+	_, err := Run(ctx, Table{
+		Name:         s.name,
+		Source:       s.src,
+		Sink:         fanout{s},
+		Workers:      s.workers,
+		ChannelDepth: s.depth,
+	})
+	s.err = err
+	for _, ch := range s.outs {
+		close(ch)
+	}
+	return err
+}
+
+// Close releases the batches no consumer took (after a failure).
+func (s *Shared) Close() {
+	for _, ch := range s.outs {
+		for it := range ch {
+			if it.batch != nil {
+				it.batch.Release()
+			}
+		}
+	}
+}
+
+// fanout is the Sink of the shared decode; it receives whole chunks
+// through chunkSink.
+type fanout struct{ s *Shared }
+
+func (fanout) Write(context.Context, arrow.RecordBatch) error {
+	return errors.New("pipeline: shared input: Write outside a chunk")
+}
+func (fanout) Reject(context.Context, []Reject) error {
+	return errors.New("pipeline: shared input: Reject outside a chunk")
+}
+
+// writeChunk hands one chunk (its batch, which it borrows, and its
+// rejects) to every consumer.
+func (f fanout) writeChunk(ctx context.Context, e *envelope) error {
+	c := &sharedChunk{file: e.chunk.File, line: e.chunk.Line, rows: e.chunk.Rows, bytes: e.size, rejects: e.rej.List()}
+	for _, ch := range f.s.outs {
+		it := &sharedChunkBatch{c: c}
+		if e.batch != nil {
+			e.batch.Retain()
+			it.batch = e.batch
+		}
+		select {
+		case ch <- it:
+		case <-ctx.Done():
+			if it.batch != nil {
+				it.batch.Release()
+			}
+			return context.Cause(ctx)
+		}
+	}
+	return nil
+}
+
+// chunkSink is implemented by sinks that take a decoded chunk whole
+// (batch and rejects together), in input order.
+type chunkSink interface {
+	writeChunk(ctx context.Context, e *envelope) error
+}
+
+// sharedSource is one consumer's view of a Shared input.
+type sharedSource struct {
+	s    *Shared
+	i    int
+	once sync.Once
+}
+
+// Chunks emits the shared chunks, each carrying its decoded batch.
+func (c *sharedSource) Chunks(ctx context.Context, emit func(Chunk) error) error {
+	first := false
+	c.once.Do(func() { first = true })
+	if !first {
+		return fmt.Errorf("pipeline: shared input %s: consumer %d read twice", c.s.name, c.i)
+	}
+	for it := range c.s.outs[c.i] {
+		err := emit(Chunk{File: it.c.file, Line: it.c.line, Rows: it.c.rows, Bytes: it.c.bytes, Batch: it.batch, shared: it.c})
+		if err != nil {
+			return err
+		}
+	}
+	if c.s.err != nil {
+		return c.s.err
+	}
+	return context.Cause(ctx)
+}
+
+// Decode returns the chunk's batch and records its rejected rows.
+func (c *sharedSource) Decode(_ context.Context, ch Chunk, rej *Rejects) (arrow.RecordBatch, error) {
+	if ch.shared != nil {
+		for _, r := range ch.shared.rejects {
+			rej.Add(r)
+		}
+	}
+	if ch.Batch == nil {
+		return nil, nil
+	}
+	ch.Batch.Retain()
+	return ch.Batch, nil
+}
+
+// Notes passes on the input's notes.
+func (c *sharedSource) Notes() []string {
+	if n, ok := c.s.src.(Noter); ok {
+		return n.Notes()
+	}
+	return nil
+}
