@@ -74,6 +74,15 @@ type Flusher interface {
 	Flush(ctx context.Context, rej *Rejects) (arrow.RecordBatch, error)
 }
 
+// StreamFlusher is implemented by holding stages that give back what they
+// held in several batches (a table read back from a spill file) instead of
+// Flusher's one. FlushTo calls emit once per batch, in order; emit takes
+// the batch and its rejects, and its error stops the flush. The runner
+// prefers FlushTo when a stage has both.
+type StreamFlusher interface {
+	FlushTo(ctx context.Context, emit func(arrow.RecordBatch, *Rejects) error) error
+}
+
 // Noter is implemented by sources that have something to tell the user
 // that is neither an error nor a reject (a file passed over, say). Notes
 // is called after Chunks returns.

@@ -58,6 +58,12 @@ func (r *Rejects) Flag(b arrow.RecordBatch, i int, rule, column, reason string) 
 // Flags returns the flagged checks.
 func (r *Rejects) Flags() []Flag { return r.flags }
 
+// Merge adds o's rejects and flags to r.
+func (r *Rejects) Merge(o *Rejects) {
+	r.list = append(r.list, o.list...)
+	r.flags = append(r.flags, o.flags...)
+}
+
 // Add records a reject as given.
 func (r *Rejects) Add(x Reject) {
 	if x.File == "" {

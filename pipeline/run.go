@@ -311,6 +311,20 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 		// End of input: let holding stages emit what they kept, through
 		// the stages after them.
 		for j, s := range ordered {
+			if f, ok := s.(StreamFlusher); ok {
+				var emitErr error
+				err := f.FlushTo(gctx, func(b arrow.RecordBatch, rej *Rejects) error {
+					emitErr = emit(&envelope{batch: b, rej: rej}, j+1)
+					return emitErr
+				})
+				if emitErr != nil {
+					return emitErr
+				}
+				if err != nil {
+					return fmt.Errorf("table %s: %s: %w", t.Name, stageName(s, nparallel+j), err)
+				}
+				continue
+			}
 			f, ok := s.(Flusher)
 			if !ok {
 				continue

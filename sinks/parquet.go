@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/internal/arrowx"
 )
 
 // CreatedBy is written into every file's footer. It follows the
@@ -147,7 +148,7 @@ func (f *fileWriter) write(b arrow.RecordBatch) error {
 		f.held = append(f.held, part)
 		f.heldRows += n
 		f.rows += n
-		f.rgBytes += batchBytes(part)
+		f.rgBytes += arrowx.BatchBytes(part)
 		off += n
 		if f.heldRows >= f.rgRows || f.rgBytes >= f.rowGroup {
 			if err := f.flushRowGroup(); err != nil {
@@ -179,27 +180,6 @@ func (f *fileWriter) release() {
 		b.Release()
 	}
 	f.held, f.heldRows, f.rgBytes = f.held[:0], 0, 0
-}
-
-// batchBytes is the size of the buffers a batch refers to (for a slice,
-// the whole buffers: an over-estimate, which only cuts row groups early).
-func batchBytes(b arrow.RecordBatch) int64 {
-	var n int64
-	var walk func(d arrow.ArrayData)
-	walk = func(d arrow.ArrayData) {
-		for _, buf := range d.Buffers() {
-			if buf != nil {
-				n += int64(buf.Len())
-			}
-		}
-		for _, c := range d.Children() {
-			walk(c)
-		}
-	}
-	for _, c := range b.Columns() {
-		walk(c.Data())
-	}
-	return n
 }
 
 // size estimates the file's bytes so far.

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/internal/arrowx"
 	"github.com/agora-etl/agora/pipeline"
 )
 
@@ -35,6 +36,13 @@ type Deriver struct {
 	// Whole says the column depends on every row of the table (the step
 	// then holds all rows until the end).
 	Whole bool
+	// Observe, when set on a Whole derivation, makes it two-pass: Observe
+	// sees every batch of the step's input in order, then Compute is
+	// called batch by batch with what was observed. The step then need
+	// not hold the table in memory: it spills the batches to a temporary
+	// file. Uses lists the input columns Observe reads.
+	Observe func(b arrow.RecordBatch)
+	Uses    []int
 	// Close, if set, releases state kept between batches.
 	Close func()
 }
@@ -80,8 +88,15 @@ type Derive struct {
 	schemas []*arrow.Schema
 	ordered bool
 	whole   bool
+	twoPass bool // every whole derivation observes; spill what is held
 	held    []arrow.RecordBatch
+	heldB   int64
+	spill   *spillFile
 }
+
+// SpillBytes is how many Arrow bytes a two-pass whole-table derive holds
+// in memory before it moves the held rows to a temporary file.
+var SpillBytes int64 = 16 << 20
 
 // Name returns the step kind.
 func (d *Derive) Name() string { return "derive" }
@@ -136,50 +151,156 @@ func NewDerive(mem memory.Allocator, in *arrow.Schema, specs []config.Derivation
 		d.ordered = d.ordered || der.Ordered
 		d.whole = d.whole || der.Whole
 	}
+	d.twoPass = d.whole
+	for i, der := range d.ders {
+		if !der.Whole {
+			continue
+		}
+		// Observe reads the step's input: its columns must be where an
+		// earlier derivation of the step has not replaced them.
+		ok := der.Observe != nil
+		for _, c := range der.Uses {
+			ok = ok && c < in.NumFields()
+		}
+		for _, at := range d.replace[:i] {
+			ok = ok && at < 0
+		}
+		d.twoPass = d.twoPass && ok
+	}
 	return d, nil
 }
 
 // Process adds the derived columns, or holds the batch when a derivation
-// needs the whole table.
+// needs the whole table (observing it first when the derivations are
+// two-pass, and spilling what is held past SpillBytes).
 func (d *Derive) Process(_ context.Context, in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
-	if d.whole {
-		in.Retain()
-		d.held = append(d.held, in)
-		return nil, nil
+	if !d.whole {
+		return d.apply(in, rej)
 	}
-	return d.apply(in, rej)
+	if d.twoPass {
+		for _, der := range d.ders {
+			if der.Observe != nil {
+				der.Observe(in)
+			}
+		}
+	}
+	in.Retain()
+	d.held = append(d.held, in)
+	d.heldB += arrowx.BatchBytes(in)
+	if d.twoPass && (d.spill != nil || d.heldB > SpillBytes) {
+		return nil, d.spillHeld()
+	}
+	return nil, nil
 }
 
-// Close releases the derivations' state and any held batches.
+// spillHeld moves the held batches to the spill file.
+func (d *Derive) spillHeld() error {
+	if d.spill == nil {
+		sp, err := newSpillFile(d.schemas[0], d.mem)
+		if err != nil {
+			return err
+		}
+		d.spill = sp
+	}
+	err := d.spill.write(d.held)
+	d.releaseHeld()
+	return err
+}
+
+func (d *Derive) releaseHeld() {
+	for _, b := range d.held {
+		b.Release()
+	}
+	d.held, d.heldB = nil, 0
+}
+
+// Close releases the derivations' state, any held batches and the spill
+// file.
 func (d *Derive) Close() {
 	for _, der := range d.ders {
 		if der.Close != nil {
 			der.Close()
 		}
 	}
-	for _, b := range d.held {
-		b.Release()
+	d.releaseHeld()
+	if d.spill != nil {
+		d.spill.remove()
+		d.spill = nil
 	}
-	d.held = nil
 }
 
-// Flush derives over every held row at once.
-func (d *Derive) Flush(_ context.Context, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
-	if !d.whole || len(d.held) == 0 {
-		return nil, nil
+// FlushTo derives over the held rows and emits them: batch by batch (from
+// memory or the spill file) when the derivations are two-pass, else as one
+// batch of the whole table.
+func (d *Derive) FlushTo(ctx context.Context, emit func(arrow.RecordBatch, *pipeline.Rejects) error) error {
+	if !d.whole {
+		return nil
 	}
+	defer d.Close()
+	if !d.twoPass {
+		if len(d.held) == 0 {
+			return nil
+		}
+		all, err := concatBatches(d.mem, d.schemas[0], d.held)
+		d.releaseHeld()
+		if err != nil {
+			return err
+		}
+		defer all.Release()
+		rej := &pipeline.Rejects{}
+		out, err := d.apply(all, rej)
+		if err != nil {
+			return err
+		}
+		return emit(out, rej)
+	}
+	one := func(b arrow.RecordBatch) error {
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
+		rej := &pipeline.Rejects{}
+		out, err := d.apply(b, rej)
+		if err != nil {
+			return err
+		}
+		return emit(out, rej)
+	}
+	if d.spill != nil {
+		if err := d.spillHeld(); err != nil {
+			return err
+		}
+		return d.spill.each(one)
+	}
+	for _, b := range d.held {
+		if err := one(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Flush derives over every held row and returns them as one batch (what
+// FlushTo emits, joined).
+func (d *Derive) Flush(ctx context.Context, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
+	var outs []arrow.RecordBatch
 	defer func() {
-		for _, b := range d.held {
+		for _, b := range outs {
 			b.Release()
 		}
-		d.held = nil
 	}()
-	all, err := concatBatches(d.mem, d.schemas[0], d.held)
-	if err != nil {
+	err := d.FlushTo(ctx, func(b arrow.RecordBatch, r *pipeline.Rejects) error {
+		rej.Merge(r)
+		outs = append(outs, b)
+		return nil
+	})
+	if err != nil || len(outs) == 0 {
 		return nil, err
 	}
-	defer all.Release()
-	return d.apply(all, rej)
+	if len(outs) == 1 {
+		outs[0].Retain()
+		return outs[0], nil
+	}
+	return concatBatches(d.mem, d.Schema(), outs)
 }
 
 func (d *Derive) apply(in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
@@ -201,6 +322,9 @@ func (d *Derive) apply(in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.Recor
 				}
 			}
 		} else {
+			if der.Observe != nil && !d.twoPass {
+				der.Observe(cur) // the whole table, held in memory
+			}
 			col, err = der.Compute(cur)
 		}
 		if err != nil {
@@ -553,7 +677,7 @@ func init() {
 		}}, nil
 	})
 
-	Register("conflicting_duplicate", "[key columns...], value: column", "True when the key occurs more than once in the table and its rows disagree on the value column (null counts as a value). Holds the table in memory.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+	Register("conflicting_duplicate", "[key columns...], value: column", "True when the key occurs more than once in the table and its rows disagree on the value column (null counts as a value). Two-pass: the rows wait in a temporary file past 16 MiB, only a 16-byte hash per key stays in memory.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
 		idx, err := argColumns(in, d, -1)
 		if err != nil {
 			return nil, err
@@ -562,34 +686,41 @@ func init() {
 		if vc < 0 {
 			return nil, fmt.Errorf("value: %w %q", ErrNoColumn, d.Value)
 		}
-		return &Deriver{Type: arrow.FixedWidthTypes.Boolean, Whole: true, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
-			n := int(b.NumRows())
-			// Per key: the first value seen, and whether another differed.
-			type state struct {
-				first    keyHash
-				conflict bool
-			}
-			values := map[keyHash]*state{}
-			keys := make([]keyHash, n)
-			var scratch []byte
-			vcol := []int{vc}
-			for i := 0; i < n; i++ {
-				keys[i] = hashRowKey(&scratch, b, idx, i)
-				v := hashRowKey(&scratch, b, vcol, i)
-				st := values[keys[i]]
-				if st == nil {
-					values[keys[i]] = &state{first: v}
-				} else if st.first != v {
-					st.conflict = true
+		// Per key: the first value seen, and whether another differed.
+		type state struct {
+			first    keyHash
+			conflict bool
+		}
+		values := map[keyHash]*state{}
+		vcol := []int{vc}
+		var scratch []byte
+		return &Deriver{Type: arrow.FixedWidthTypes.Boolean, Whole: true, Uses: append(append([]int(nil), idx...), vc),
+			Observe: func(b arrow.RecordBatch) {
+				for i := 0; i < int(b.NumRows()); i++ {
+					k := hashRowKey(&scratch, b, idx, i)
+					v := hashRowKey(&scratch, b, vcol, i)
+					st := values[k]
+					if st == nil {
+						values[k] = &state{first: v}
+					} else if st.first != v {
+						st.conflict = true
+					}
 				}
-			}
-			bb := array.NewBooleanBuilder(mem)
-			defer bb.Release()
-			for i := 0; i < n; i++ {
-				bb.Append(values[keys[i]].conflict)
-			}
-			return bb.NewArray(), nil
-		}}, nil
+			},
+			Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+				bb := array.NewBooleanBuilder(mem)
+				defer bb.Release()
+				for i := 0; i < int(b.NumRows()); i++ {
+					st := values[hashRowKey(&scratch, b, idx, i)]
+					if st == nil {
+						return nil, fmt.Errorf("row %d: key not observed (internal error)", i)
+					}
+					bb.Append(st.conflict)
+				}
+				return bb.NewArray(), nil
+			},
+			Close: func() { clear(values) },
+		}, nil
 	})
 }
 

@@ -2,6 +2,8 @@ package stages
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -269,71 +271,86 @@ func TestDerive(t *testing.T) {
 }
 
 func TestDeriveConflictingDuplicate(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	s := tcSchema(t, "pair:string", "turn:int64", "label:string", "_line:int64")
-	d, err := NewDerive(mem, s, []config.Derivation{
-		{Name: "occ", Fn: "occurrence", Args: []string{"pair"}},
-		{Name: "conflict", Fn: "conflicting_duplicate", Args: []string{"pair", "turn"}, Value: "label"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st pipeline.Stage = d
-	if o, ok := st.(pipeline.Ordered); !ok || !o.Ordered() {
-		t.Fatal("a whole-table derive must be Ordered")
-	}
-	if _, ok := st.(pipeline.Flusher); !ok {
-		t.Fatal("Derive must be a Flusher")
-	}
-	batches := []string{
-		`[{"pair":"p1","turn":1,"label":"a","_line":1},{"pair":"p2","turn":1,"label":"a","_line":2},{"pair":"p3","turn":1,"label":null,"_line":3}]`,
-		`[]`,
-		`[{"pair":"p1","turn":1,"label":"a","_line":4},{"pair":"p2","turn":1,"label":"b","_line":5},{"pair":"p3","turn":1,"label":"a","_line":6},{"pair":"p4","turn":1,"label":null,"_line":7}]`,
-		`[{"pair":"p4","turn":1,"label":null,"_line":8},{"pair":"p1","turn":2,"label":"b","_line":9},{"pair":"p5","turn":1,"label":"a","_line":10}]`,
-	}
-	for i, js := range batches {
-		in := tcBatch(t, mem, s, js)
-		out, err := d.Process(t.Context(), in, &pipeline.Rejects{})
-		in.Release() // the stage must have kept its own reference
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out != nil {
+	// The same rows whether held in memory, spilled after the first
+	// batch, or spilled from the start.
+	for _, spill := range []int64{1 << 40, 100, 1} {
+		t.Run(fmt.Sprintf("spill=%d", spill), func(t *testing.T) {
+			defer func(old int64) { SpillBytes = old }(SpillBytes)
+			SpillBytes = spill
+			tmp := t.TempDir()
+			defer func(old string) { SpillDir = old }(SpillDir)
+			SpillDir = tmp
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			s := tcSchema(t, "pair:string", "turn:int64", "label:string", "_line:int64")
+			d, err := NewDerive(mem, s, []config.Derivation{
+				{Name: "occ", Fn: "occurrence", Args: []string{"pair"}},
+				{Name: "conflict", Fn: "conflicting_duplicate", Args: []string{"pair", "turn"}, Value: "label"},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st pipeline.Stage = d
+			if o, ok := st.(pipeline.Ordered); !ok || !o.Ordered() {
+				t.Fatal("a whole-table derive must be Ordered")
+			}
+			if _, ok := st.(pipeline.Flusher); !ok {
+				t.Fatal("Derive must be a Flusher")
+			}
+			batches := []string{
+				`[{"pair":"p1","turn":1,"label":"a","_line":1},{"pair":"p2","turn":1,"label":"a","_line":2},{"pair":"p3","turn":1,"label":null,"_line":3}]`,
+				`[]`,
+				`[{"pair":"p1","turn":1,"label":"a","_line":4},{"pair":"p2","turn":1,"label":"b","_line":5},{"pair":"p3","turn":1,"label":"a","_line":6},{"pair":"p4","turn":1,"label":null,"_line":7}]`,
+				`[{"pair":"p4","turn":1,"label":null,"_line":8},{"pair":"p1","turn":2,"label":"b","_line":9},{"pair":"p5","turn":1,"label":"a","_line":10}]`,
+			}
+			for i, js := range batches {
+				in := tcBatch(t, mem, s, js)
+				out, err := d.Process(t.Context(), in, &pipeline.Rejects{})
+				in.Release() // the stage must have kept its own reference
+				if err != nil {
+					t.Fatal(err)
+				}
+				if out != nil {
+					out.Release()
+					t.Fatalf("batch %d: Process returned a batch; a whole-table derive holds rows until Flush", i)
+				}
+			}
+			rej := &pipeline.Rejects{}
+			out, err := d.Flush(t.Context(), rej)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out == nil {
+				t.Fatal("Flush returned no batch")
+			}
+			if !out.Schema().Equal(d.Schema()) {
+				t.Errorf("schema %s, want %s", out.Schema(), d.Schema())
+			}
+			tcEqual(t, "rows", tcRows(out), []string{
+				`1:{"conflict":false,"label":"a","occ":0,"pair":"p1","turn":1}`,
+				`2:{"conflict":true,"label":"a","occ":0,"pair":"p2","turn":1}`,
+				`3:{"conflict":true,"label":null,"occ":0,"pair":"p3","turn":1}`,
+				`4:{"conflict":false,"label":"a","occ":1,"pair":"p1","turn":1}`,
+				`5:{"conflict":true,"label":"b","occ":1,"pair":"p2","turn":1}`,
+				`6:{"conflict":true,"label":"a","occ":1,"pair":"p3","turn":1}`,
+				`7:{"conflict":false,"label":null,"occ":0,"pair":"p4","turn":1}`,
+				`8:{"conflict":false,"label":null,"occ":1,"pair":"p4","turn":1}`,
+				`9:{"conflict":false,"label":"b","occ":2,"pair":"p1","turn":2}`,
+				`10:{"conflict":false,"label":"a","occ":0,"pair":"p5","turn":1}`,
+			})
 			out.Release()
-			t.Fatalf("batch %d: Process returned a batch; a whole-table derive holds rows until Flush", i)
-		}
-	}
-	rej := &pipeline.Rejects{}
-	out, err := d.Flush(t.Context(), rej)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out == nil {
-		t.Fatal("Flush returned no batch")
-	}
-	if !out.Schema().Equal(d.Schema()) {
-		t.Errorf("schema %s, want %s", out.Schema(), d.Schema())
-	}
-	tcEqual(t, "rows", tcRows(out), []string{
-		`1:{"conflict":false,"label":"a","occ":0,"pair":"p1","turn":1}`,
-		`2:{"conflict":true,"label":"a","occ":0,"pair":"p2","turn":1}`,
-		`3:{"conflict":true,"label":null,"occ":0,"pair":"p3","turn":1}`,
-		`4:{"conflict":false,"label":"a","occ":1,"pair":"p1","turn":1}`,
-		`5:{"conflict":true,"label":"b","occ":1,"pair":"p2","turn":1}`,
-		`6:{"conflict":true,"label":"a","occ":1,"pair":"p3","turn":1}`,
-		`7:{"conflict":false,"label":null,"occ":0,"pair":"p4","turn":1}`,
-		`8:{"conflict":false,"label":null,"occ":1,"pair":"p4","turn":1}`,
-		`9:{"conflict":false,"label":"b","occ":2,"pair":"p1","turn":2}`,
-		`10:{"conflict":false,"label":"a","occ":0,"pair":"p5","turn":1}`,
-	})
-	out.Release()
-	if rej.Len() != 0 {
-		t.Errorf("unexpected rejects %v", tcRejects(rej.List()))
-	}
-	again, err := d.Flush(t.Context(), &pipeline.Rejects{})
-	if again != nil || err != nil {
-		t.Errorf("second Flush = %v, %v; want nil, nil", again, err)
+			if rej.Len() != 0 {
+				t.Errorf("unexpected rejects %v", tcRejects(rej.List()))
+			}
+			again, err := d.Flush(t.Context(), &pipeline.Rejects{})
+			if again != nil || err != nil {
+				t.Errorf("second Flush = %v, %v; want nil, nil", again, err)
+			}
+
+			if left, _ := os.ReadDir(tmp); len(left) != 0 {
+				t.Errorf("spill files left behind: %v", left)
+			}
+		})
 	}
 }
 

@@ -54,3 +54,24 @@ func isIdentity(idx []int64, n int) bool {
 	}
 	return true
 }
+
+// BatchBytes is the size of the buffers a batch refers to (for a slice,
+// the whole buffers: an over-estimate).
+func BatchBytes(b arrow.RecordBatch) int64 {
+	var n int64
+	var walk func(d arrow.ArrayData)
+	walk = func(d arrow.ArrayData) {
+		for _, buf := range d.Buffers() {
+			if buf != nil {
+				n += int64(buf.Len())
+			}
+		}
+		for _, c := range d.Children() {
+			walk(c)
+		}
+	}
+	for _, c := range b.Columns() {
+		walk(c.Data())
+	}
+	return n
+}

@@ -1,0 +1,75 @@
+package stages
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// SpillDir is where stages put their temporary files ("" is the system's
+// temporary directory, $TMPDIR).
+var SpillDir = ""
+
+// spillFile keeps batches in a temporary Arrow IPC stream file and reads
+// them back in the order written. The file is removed by remove.
+type spillFile struct {
+	f      *os.File
+	w      *ipc.Writer
+	mem    memory.Allocator
+	schema *arrow.Schema
+}
+
+func newSpillFile(schema *arrow.Schema, mem memory.Allocator) (*spillFile, error) {
+	f, err := os.CreateTemp(SpillDir, "agora-spill-*.arrows")
+	if err != nil {
+		return nil, fmt.Errorf("spill: %w", err)
+	}
+	return &spillFile{f: f, mem: mem, schema: schema, w: ipc.NewWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))}, nil
+}
+
+// write appends batches; the caller keeps its references.
+func (s *spillFile) write(bs []arrow.RecordBatch) error {
+	for _, b := range bs {
+		if err := s.w.Write(b); err != nil {
+			return fmt.Errorf("spill %s: %w", s.f.Name(), err)
+		}
+	}
+	return nil
+}
+
+// each reads the batches back in order and calls fn with each; fn borrows
+// the batch.
+func (s *spillFile) each(fn func(arrow.RecordBatch) error) error {
+	if err := s.w.Close(); err != nil {
+		return fmt.Errorf("spill %s: %w", s.f.Name(), err)
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("spill %s: %w", s.f.Name(), err)
+	}
+	r, err := ipc.NewReader(s.f, ipc.WithAllocator(s.mem), ipc.WithSchema(s.schema))
+	if err != nil {
+		return fmt.Errorf("spill %s: %w", s.f.Name(), err)
+	}
+	defer r.Release()
+	for r.Next() {
+		if err := fn(r.RecordBatch()); err != nil {
+			return err
+		}
+	}
+	if err := r.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("spill %s: %w", s.f.Name(), err)
+	}
+	return nil
+}
+
+// remove closes and deletes the file.
+func (s *spillFile) remove() {
+	s.w.Close()
+	s.f.Close()
+	os.Remove(s.f.Name())
+}
