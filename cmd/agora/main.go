@@ -92,7 +92,8 @@ left in place).`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w\nsee '%s --help'", err, c.CommandPath())}
 	})
-	root.AddCommand(newRunCmd(stdout, stderr, false), newRunCmd(stdout, stderr, true), newVersionCmd(stdout))
+	root.AddCommand(newRunCmd(stdout, stderr, false), newRunCmd(stdout, stderr, true), newVersionCmd(stdout),
+		newInspectCmd(stdout), newSchemaCmd(stdout))
 	return root
 }
 
