@@ -87,6 +87,10 @@ type Dataset struct {
 	Inputs map[string]*Input `yaml:"inputs"`
 	// Tables maps an output table name to its declaration.
 	Tables map[string]*Table `yaml:"tables"`
+	// Fetch lists the official release files `agora fetch` downloads and
+	// where it puts them under the data root. It does not shape the
+	// output, so it is not part of the config hash.
+	Fetch []*FetchFile `yaml:"fetch" json:"-"`
 
 	inputOrder []string
 	tableOrder []string

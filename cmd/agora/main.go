@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"os"
 	"os/signal"
@@ -19,6 +18,7 @@ import (
 	"slices"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -92,12 +92,19 @@ left in place).`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w\nsee '%s --help'", err, c.CommandPath())}
 	})
-	root.AddCommand(newRunCmd(stdout, stderr, false), newRunCmd(stdout, stderr, true), newVersionCmd(stdout),
-		newInspectCmd(stdout), newSchemaCmd(stdout))
+	g := &globalOptions{stderr: stderr}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.LogFormat, "log-format", "text", "log lines on stderr as text or json (for schedulers)")
+	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "no progress display or progress log lines")
+	pf.DurationVar(&g.ProgressInterval, "progress-interval", 5*time.Second, "how often progress is logged when stderr is not a terminal")
+	pf.MarkHidden("progress-interval")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return g.validate() }
+	root.AddCommand(newRunCmd(stdout, g, false), newRunCmd(stdout, g, true), newVersionCmd(stdout),
+		newInspectCmd(stdout), newSchemaCmd(stdout), newFetchCmd(stdout, g))
 	return root
 }
 
-func newRunCmd(stdout, stderr io.Writer, check bool) *cobra.Command {
+func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 	opts := runOptions{}
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -129,7 +136,7 @@ func newRunCmd(stdout, stderr io.Writer, check bool) *cobra.Command {
 	f.MarkHidden("cpuprofile")
 	f.MarkHidden("memprofile")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		log := slog.New(slog.NewTextHandler(stderr, nil))
+		log := g.logger()
 		if cpuProfile != "" {
 			pf, err := os.Create(cpuProfile)
 			if err != nil {
@@ -169,16 +176,19 @@ func newRunCmd(stdout, stderr io.Writer, check bool) *cobra.Command {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "dataset\ttable\trows in\twritten\trejected\tfiles\tseconds\t")
 		var notes []string
+		ui, progressDone := g.progress(cmd.Context(), log)
+		opts.Progress = ui
 		err = runAll(cmd.Context(), cfg, opts, func(r *DatasetResult) {
 			for _, t := range r.Tables {
-				files := 0
+				files, bytes := 0, int64(0)
 				for _, f := range t.Files {
 					if len(f.Path) < 9 || f.Path[:9] != "_rejects/" {
 						files++
+						bytes += f.Bytes
 					}
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.2f\t\n", r.ID, t.Name, t.RowsIn, t.Written, t.Rejected, files, t.Seconds)
-				log.Info("table done", "dataset", r.ID, "table", t.Name, "rows_in", t.RowsIn, "written", t.Written, "rejected", t.Rejected, "files", files)
+				log.Info("table done", "dataset", r.ID, "table", t.Name, "rows_in", t.RowsIn, "written", t.Written, "rejected", t.Rejected, "files", files, "bytes", bytes, "seconds", fmt.Sprintf("%.2f", t.Seconds))
 				for _, c := range t.Checks {
 					ex := ""
 					if len(c.Examples) > 0 {
@@ -199,6 +209,7 @@ func newRunCmd(stdout, stderr io.Writer, check bool) *cobra.Command {
 				log.Info("published", "dataset", r.ID, "path", r.Target, "seconds", r.Duration.Seconds())
 			}
 		})
+		progressDone()
 		tw.Flush()
 		for _, n := range notes {
 			fmt.Fprintln(stdout, "note:", n)

@@ -46,6 +46,8 @@ type runOptions struct {
 	// FS is where releases are written; nil means the OS (tests inject
 	// faults here).
 	FS sinks.FS
+	// Progress, when set, tracks each table's input.
+	Progress progressUI
 }
 
 // ErrExists is returned in --mode error when the published release differs
@@ -253,6 +255,18 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 		}
 	}()
 
+	trackers := map[string]*tracker{}
+	if opts.Progress != nil {
+		for _, name := range d.TableNames() {
+			b := built[name]
+			total, unit := inputTotal(d.Inputs[d.Tables[name].Input], b.InputPath)
+			tr := opts.Progress.Track(id+"/"+name, total, 0, unit)
+			defer tr.Done()
+			trackers[name] = tr
+			b.Source = &progressSource{Source: b.Source, t: tr}
+		}
+	}
+
 	results := make([]*TableResult, len(d.TableNames()))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
@@ -261,6 +275,9 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 		b := built[name]
 		g.Go(func() error {
 			res, err := runTable(gctx, cfg, id, name, t, b, root, workers, mem, opts.FS)
+			if tr := trackers[name]; tr != nil {
+				tr.Done()
+			}
 			if err != nil {
 				return err
 			}
