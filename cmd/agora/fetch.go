@@ -76,9 +76,14 @@ URL, for a mirror or a test server.`,
 			if opts.BaseURL == "" {
 				opts.BaseURL = os.Getenv("AGORA_FETCH_BASE_URL")
 			}
-			ids, err := selectDatasets(cfg, args)
-			if err != nil {
-				return usageError{err}
+			ids := cfg.DatasetIDs()
+			if len(args) > 0 {
+				ids = args
+			}
+			for _, id := range ids {
+				if _, ok := cfg.Datasets[id]; !ok {
+					return usageError{fmt.Errorf("no dataset %q in %s (have %s)", id, cfg.File(), strings.Join(cfg.DatasetIDs(), ", "))}
+				}
 			}
 			opts.Log = g.logger()
 			ui, done := g.progress(cmd.Context(), opts.Log)

@@ -422,7 +422,7 @@ func fingerprintInputs(d *config.Dataset, dataRoot string) ([]InputInfo, error) 
 			if err != nil {
 				mu.Lock()
 				if errors.Is(err, fs.ErrNotExist) {
-					errs = append(errs, fmt.Errorf("input %s: %s does not exist (data root %q; set --data to the folder holding %s)", id, p, dataRoot, in.Path))
+					errs = append(errs, fmt.Errorf("input %s: %s does not exist (data root %q; set --data to the folder holding %s, or download it with agora fetch --data %s)", id, p, dataRoot, in.Path, dataRoot))
 				} else {
 					errs = append(errs, fmt.Errorf("input %s: %w", id, err))
 				}
