@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/agora-etl/agora/config"
 )
 
 // norm collapses runs of spaces, so tests do not depend on column widths.
@@ -556,7 +558,7 @@ func TestProgressBarOnATerminal(t *testing.T) {
 func TestHelpHasExamples(t *testing.T) {
 	root := newRoot(io.Discard, io.Discard)
 	for _, c := range root.Commands() {
-		if c.Hidden || c.Name() == "help" || c.Name() == "completion" || c.Name() == "version" {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
 			continue
 		}
 		t.Run(c.Name(), func(t *testing.T) {
@@ -574,5 +576,81 @@ func TestHelpHasExamples(t *testing.T) {
 		if !strings.Contains(stdout, w) {
 			t.Errorf("agora --help lacks %q", w)
 		}
+	}
+}
+
+func TestInputTotal(t *testing.T) {
+	dir := t.TempDir()
+	content := strings.Repeat("line\n", 1000)
+	os.WriteFile(filepath.Join(dir, "plain.jsonl"), []byte(content), 0o644)
+	writeGz(t, filepath.Join(dir, "a.jsonl.gz"), content)
+	os.MkdirAll(filepath.Join(dir, "folder"), 0o755)
+	os.WriteFile(filepath.Join(dir, "folder", "g1"), []byte("12345"), 0o644)
+	os.WriteFile(filepath.Join(dir, "folder", "g2"), []byte("123"), 0o644)
+	os.WriteFile(filepath.Join(dir, "folder", ".hidden"), []byte("1234567"), 0o644)
+	tests := []struct {
+		name      string
+		in        config.Input
+		path      string
+		wantTotal int64
+		wantUnit  string
+	}{
+		{"plain file", config.Input{Format: "jsonl", Compression: "none"}, "plain.jsonl", int64(len(content)), "bytes"},
+		{"gzip: uncompressed size from the trailer", config.Input{Format: "jsonl", Compression: "gzip"}, "a.jsonl.gz", int64(len(content)), "bytes"},
+		{"tsv folder, hidden files left out", config.Input{Format: "tsv"}, "folder", 8, "bytes"},
+		{"parquet rows", config.Input{Format: "parquet"}, "@../../testdata/habermas/hm_all_position_statement_ratings.parquet", 345, "rows"},
+		{"missing", config.Input{Format: "jsonl"}, "none", 0, "bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(dir, tt.path)
+			if rel, ok := strings.CutPrefix(tt.path, "@"); ok { // relative to the package
+				p = rel
+			}
+			total, unit := inputTotal(&tt.in, p)
+			if total != tt.wantTotal || unit != tt.wantUnit {
+				t.Errorf("inputTotal = %d %s, want %d %s", total, unit, tt.wantTotal, tt.wantUnit)
+			}
+		})
+	}
+}
+
+func TestTrackerStatus(t *testing.T) {
+	tests := []struct {
+		name    string
+		total   int64
+		unit    string
+		chunks  [][2]int64 // bytes, rows
+		done    bool
+		want    []string
+		notWant []string
+	}{
+		{"bytes with ETA", 1000, "bytes", [][2]int64{{250, 10}, {250, 10}}, false, []string{"500 B of 1000 B", "rows/s", "ETA"}, nil},
+		{"rows unit counts rows", 100, "rows", [][2]int64{{0, 30}}, false, []string{"30 rows of 100 rows"}, nil},
+		{"done has no ETA", 1000, "bytes", [][2]int64{{400, 4}}, true, []string{"400 B of 1000 B"}, []string{"ETA"}},
+		{"unknown total", 0, "bytes", [][2]int64{{2048, 4}}, false, []string{"2.0 KiB"}, []string{" of ", "ETA"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := newTracker("x", tt.total, 0, tt.unit)
+			for _, c := range tt.chunks {
+				tr.Chunk(c[0], int(c[1]))
+			}
+			time.Sleep(2 * time.Millisecond)
+			if tt.done {
+				tr.Done()
+			}
+			got := tr.status()
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("status %q lacks %q", got, w)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(got, w) {
+					t.Errorf("status %q has %q", got, w)
+				}
+			}
+		})
 	}
 }

@@ -1,9 +1,13 @@
 // Command agora converts public deliberation and evaluation research
 // datasets into flattened, validated, Hive-partitioned Parquet.
 //
-// Exit codes: 0 success; 1 the run failed (bad input, I/O error); 2 the
-// command line or pipeline.yaml is wrong; 130 interrupted (SIGINT or
-// SIGTERM), with the previous release left in place.
+// Commands: run, check, fetch, inspect, schema, version.
+//
+// Exit codes: 0 success; 1 the run failed (bad input, I/O error, a failed
+// or mismatched download); 2 the command line or pipeline.yaml is wrong;
+// 3 published, but a table rejected more rows than its max_reject_ratio;
+// 130 interrupted (SIGINT or SIGTERM), with the previous release left in
+// place.
 package main
 
 import (
@@ -79,10 +83,19 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 comparisons) into flattened, validated, Hive-partitioned Parquet for DuckDB,
 Spark, pandas and polars. Datasets are declared in pipeline.yaml.
 
-Exit codes: 0 success (also: nothing changed, nothing to do), 1 run failed,
-2 bad command line or pipeline.yaml, 3 published but a table rejected more
-rows than its max_reject_ratio, 130 interrupted (the previous release is
-left in place).`,
+Exit codes: 0 success (also: nothing changed, nothing to do), 1 run failed
+(or a download failed or did not match its published checksum), 2 bad
+command line or pipeline.yaml, 3 published but a table rejected more rows
+than its max_reject_ratio, 130 interrupted (the previous release is left in
+place).
+
+On a terminal, run, check and fetch show a live progress bar per table or
+download; otherwise a progress log line every 5 seconds (--quiet: neither).
+Logs go to stderr (--log-format json for schedulers), summaries to stdout.`,
+		Example: `  agora fetch --data ~/datasets                      # download the official releases
+  agora run --data ~/datasets --out ~/releases        # convert and publish
+  agora inspect ~/releases/crowdrag25/ratings         # look at a table
+  agora schema crowdrag25 --format markdown           # the output schema, from pipeline.yaml`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       Version,
@@ -223,7 +236,9 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print agora's version and the versions of the libraries that shape its output",
-		Args:  cobra.NoArgs,
+		Example: `  agora version
+  agora --version`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			fmt.Fprintf(stdout, "agora %s\n", Version)
 			libs := libraryVersions()

@@ -11,6 +11,7 @@ package main
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -43,14 +44,20 @@ type globalOptions struct {
 // switchWriter is stderr, or the progress display while bars are drawn
 // (so log lines print above them).
 type switchWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu   sync.Mutex
+	w    io.Writer
+	base io.Writer
 }
 
 func (s *switchWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.w.Write(p)
+	n, err := s.w.Write(p)
+	if errors.Is(err, mpb.ErrDone) && s.base != nil {
+		// The display was shut down (an interrupt): write straight out.
+		return s.base.Write(p)
+	}
+	return n, err
 }
 
 func (s *switchWriter) set(w io.Writer) {
@@ -69,7 +76,7 @@ func (g *globalOptions) validate() error {
 // logger returns the slog logger on stderr in the chosen format.
 func (g *globalOptions) logger() *slog.Logger {
 	if g.out == nil {
-		g.out = &switchWriter{w: g.stderr}
+		g.out = &switchWriter{w: g.stderr, base: g.stderr}
 	}
 	if g.LogFormat == "json" {
 		return slog.New(slog.NewJSONHandler(g.out, nil))
@@ -141,7 +148,16 @@ type tracker struct {
 	cur   atomic.Int64
 	rows  atomic.Int64
 	done  atomic.Bool
+	ended atomic.Int64 // UnixNano when Done was called
 	bar   *mpb.Bar
+}
+
+// elapsed is the time from Track to Done (or to now while running).
+func (t *tracker) elapsed() time.Duration {
+	if e := t.ended.Load(); e != 0 {
+		return time.Unix(0, e).Sub(t.began)
+	}
+	return time.Since(t.began)
 }
 
 func newTracker(name string, total, start int64, unit string) *tracker {
@@ -177,6 +193,7 @@ func (t *tracker) Done() {
 	if t.done.Swap(true) {
 		return
 	}
+	t.ended.Store(time.Now().UnixNano())
 	if t.bar != nil {
 		t.bar.SetTotal(-1, true)
 	}
@@ -192,7 +209,7 @@ func (t *tracker) amount(n int64) string {
 // status is "12.0 MiB of 40.0 MiB, 1520 rows/s, ETA 3s".
 func (t *tracker) status() string {
 	cur, rows := t.cur.Load(), t.rows.Load()
-	el := time.Since(t.began).Seconds()
+	el := t.elapsed().Seconds()
 	var b strings.Builder
 	b.WriteString(t.amount(cur))
 	if t.total > 0 && cur <= t.total {
@@ -210,8 +227,8 @@ func (t *tracker) status() string {
 // eta estimates the time left from the average rate so far.
 func (t *tracker) eta() (time.Duration, bool) {
 	cur := t.cur.Load()
-	el := time.Since(t.began)
-	if t.total <= 0 || cur <= t.start || cur >= t.total || el <= 0 {
+	el := t.elapsed()
+	if t.done.Load() || t.total <= 0 || cur <= t.start || cur >= t.total || el <= 0 {
 		return 0, false
 	}
 	rate := float64(cur-t.start) / el.Seconds()
@@ -280,7 +297,7 @@ func (u *logUI) report() {
 			continue
 		}
 		attrs := []any{"name", t.name, "unit", t.unit, "done", t.cur.Load(), "total", t.total, "rows", t.rows.Load(),
-			"seconds", fmt.Sprintf("%.1f", time.Since(t.began).Seconds()), "status", t.status()}
+			"seconds", fmt.Sprintf("%.1f", t.elapsed().Seconds()), "status", t.status()}
 		u.log.Info("progress", attrs...)
 	}
 }
