@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -652,5 +653,57 @@ func TestTrackerStatus(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The shipped fetch: locations lay the files out the way run --data reads
+// them: a test server stands in for GitHub, serving the shipped samples
+// at the published paths.
+func TestFetchShippedLayoutThenCheck(t *testing.T) {
+	cfg, err := loadConfig("../../pipeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &fetchServer{files: map[string][]byte{}}
+	for _, id := range []string{"crowdrag25", "delidata"} {
+		for _, f := range cfg.Datasets[id].Fetch {
+			u, err := url.Parse(f.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Archive == "" {
+				b, err := os.ReadFile(filepath.Join("../../testdata", f.To))
+				if err != nil {
+					t.Fatal(err)
+				}
+				srv.files[u.Path] = b
+				continue
+			}
+			files := map[string]string{}
+			entries, _ := os.ReadDir(filepath.Join("../../testdata", f.To))
+			for _, e := range entries {
+				b, _ := os.ReadFile(filepath.Join("../../testdata", f.To, e.Name()))
+				files[f.Extract+"/"+e.Name()] = string(b)
+			}
+			files["setup.py"] = "not data"
+			srv.files[u.Path] = tarGz(t, files)
+		}
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	data := t.TempDir()
+	code, stdout, stderr := agora(t, "fetch", "crowdrag25", "delidata", "--config", "../../pipeline.yaml", "--data", data, "--base-url", ts.URL)
+	if code != 0 {
+		t.Fatalf("fetch: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "no checksum published") {
+		t.Errorf("fetch should say no checksum is published:\n%s", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(data, "delidata", "setup.py")); err == nil {
+		t.Error("a file outside extract: was extracted")
+	}
+	code, stdout, stderr = agora(t, "check", "--config", "../../pipeline.yaml", "--data", data, "--only", "crowdrag25,delidata", "--quiet")
+	if code != 0 || !strings.Contains(stdout, "2940") {
+		t.Fatalf("check on the fetched data: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
