@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/vbauerster/mpb/v8"
 
 	"github.com/agora-etl/agora/config"
 )
@@ -705,5 +707,21 @@ func TestFetchShippedLayoutThenCheck(t *testing.T) {
 	code, stdout, stderr = agora(t, "check", "--config", "../../pipeline.yaml", "--data", data, "--only", "crowdrag25,delidata", "--quiet")
 	if code != 0 || !strings.Contains(stdout, "2940") {
 		t.Fatalf("check on the fetched data: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// After an interrupt shut the display down, a table that still starts is
+// counted without a bar instead of panicking.
+func TestBarUIAfterShutdown(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	p := mpb.NewWithContext(ctx, mpb.WithOutput(io.Discard))
+	cancel()
+	p.Wait()
+	u := &barUI{p: p}
+	tr := u.Track("x", 10, 0, "bytes")
+	tr.Chunk(5, 1)
+	tr.Done()
+	if tr.bar != nil || tr.cur.Load() != 5 {
+		t.Errorf("bar %v, counted %d; want no bar, 5", tr.bar, tr.cur.Load())
 	}
 }

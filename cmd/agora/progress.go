@@ -247,15 +247,19 @@ func (u *barUI) Track(name string, total, start int64, unit string) *tracker {
 	// A bar made with total 0 completes only when Done says so (a total
 	// estimated from a gzip trailer may be off); the total is then set
 	// for display.
-	t.bar = u.p.AddBar(0,
+	bar, err := u.p.Add(0, mpb.BarStyle().Build(),
 		mpb.PrependDecorators(decor.Name(name, decor.WCSyncSpaceR)),
 		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return t.status() })),
 	)
+	if err != nil {
+		return t // the display is shut down (an interrupt): count without a bar
+	}
+	t.bar = bar
 	if total > 0 {
-		t.bar.SetTotal(total, false)
+		bar.SetTotal(total, false)
 	}
 	if start > 0 {
-		t.bar.SetCurrent(start)
+		bar.SetCurrent(start)
 	}
 	u.mu.Lock()
 	u.trackers = append(u.trackers, t)
