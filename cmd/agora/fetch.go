@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -103,7 +104,11 @@ URL, for a mirror or a test server.`,
 // fetchAll downloads every release file of the given datasets.
 func fetchAll(ctx context.Context, cfg *config.Config, ids []string, opts fetchOptions, stdout io.Writer) error {
 	if opts.Client == nil {
-		opts.Client = &http.Client{}
+		// No overall timeout (a release file can take long); a server that
+		// accepts the connection but never answers is given up on.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.ResponseHeaderTimeout = time.Minute
+		opts.Client = &http.Client{Transport: tr}
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
