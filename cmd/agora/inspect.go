@@ -26,49 +26,77 @@ import (
 // InspectReport is what `agora inspect` prints: a Parquet file or a
 // (Hive-partitioned) folder of them, described from the files' footers.
 type InspectReport struct {
-	Path              string             `json:"path"`
-	Files             []InspectFile      `json:"files"`
-	Rows              int64              `json:"rows"`
-	RowGroups         int                `json:"row_groups"`
-	FileBytes         int64              `json:"file_bytes"`
-	CompressedBytes   int64              `json:"compressed_bytes"`
-	UncompressedBytes int64              `json:"uncompressed_bytes"`
-	Codecs            []string           `json:"codecs"`
-	CreatedBy         []string           `json:"created_by"`
-	Schema            []InspectColumn    `json:"schema"`
-	PartitionKeys     []string           `json:"partition_keys,omitempty"`
-	Partitions        []InspectPartition `json:"partitions,omitempty"`
-	Head              []map[string]any   `json:"head,omitempty"`
+	// Path is the file or folder inspected.
+	Path string `json:"path"`
+	// Files are the Parquet files found, in name order.
+	Files []InspectFile `json:"files"`
+	// Rows is the row count over all files (from their footers).
+	Rows int64 `json:"rows"`
+	// RowGroups is the row group count over all files.
+	RowGroups int `json:"row_groups"`
+	// FileBytes is the size of the files on disk.
+	FileBytes int64 `json:"file_bytes"`
+	// CompressedBytes sums the column chunks' compressed sizes.
+	CompressedBytes int64 `json:"compressed_bytes"`
+	// UncompressedBytes sums the column chunks' uncompressed sizes.
+	UncompressedBytes int64 `json:"uncompressed_bytes"`
+	// Codecs are the compression codecs used.
+	Codecs []string `json:"codecs"`
+	// CreatedBy are the writers named in the footers.
+	CreatedBy []string `json:"created_by"`
+	// Schema lists the file columns, then the partition columns.
+	Schema []InspectColumn `json:"schema"`
+	// PartitionKeys are the key=value folder keys, outermost first.
+	PartitionKeys []string `json:"partition_keys,omitempty"`
+	// Partitions are the partition folders with their unescaped values.
+	Partitions []InspectPartition `json:"partitions,omitempty"`
+	// Head holds the first rows, partition values included.
+	Head []map[string]any `json:"head,omitempty"`
 	// Notes tell of schemas that differ between files.
 	Notes []string `json:"notes,omitempty"`
 }
 
 // InspectFile is one Parquet file of an inspected path.
 type InspectFile struct {
-	Path      string            `json:"path"`
+	// Path is the file.
+	Path string `json:"path"`
+	// Partition maps the partition keys of its folders to their values.
 	Partition map[string]string `json:"partition,omitempty"`
-	Rows      int64             `json:"rows"`
-	RowGroups int               `json:"row_groups"`
-	Bytes     int64             `json:"bytes"`
+	// Rows is the file's row count.
+	Rows int64 `json:"rows"`
+	// RowGroups is the file's row group count.
+	RowGroups int `json:"row_groups"`
+	// Bytes is the file's size.
+	Bytes int64 `json:"bytes"`
 }
 
 // InspectColumn is one top-level column: its Arrow type in pipeline.yaml's
 // grammar, its Parquet leaf types and its sizes over all files.
 type InspectColumn struct {
-	Name              string `json:"name"`
-	Type              string `json:"type"`
-	Parquet           string `json:"parquet"`
-	CompressedBytes   int64  `json:"compressed_bytes"`
-	UncompressedBytes int64  `json:"uncompressed_bytes"`
-	Partition         bool   `json:"partition,omitempty"`
+	// Name is the column name.
+	Name string `json:"name"`
+	// Type is the Arrow type in pipeline.yaml's grammar.
+	Type string `json:"type"`
+	// Parquet is the physical and logical type of its (first) leaf.
+	Parquet string `json:"parquet"`
+	// CompressedBytes sums its column chunks' compressed sizes.
+	CompressedBytes int64 `json:"compressed_bytes"`
+	// UncompressedBytes sums its column chunks' uncompressed sizes.
+	UncompressedBytes int64 `json:"uncompressed_bytes"`
+	// Partition marks a key=value folder, not stored in the files.
+	Partition bool `json:"partition,omitempty"`
 }
 
 // InspectPartition is one partition directory and what it holds.
 type InspectPartition struct {
-	Dir    string            `json:"dir"`
+	// Dir is the folder relative to the inspected path, as escaped on disk.
+	Dir string `json:"dir"`
+	// Values maps each key to its unescaped value ("null" for Hive's default partition).
 	Values map[string]string `json:"values"`
-	Files  int               `json:"files"`
-	Rows   int64             `json:"rows"`
+	// Files is the number of Parquet files in it.
+	Files int `json:"files"`
+	// Rows is their row count.
+	Rows int64 `json:"rows"`
 }
 
 func newInspectCmd(stdout io.Writer) *cobra.Command {

@@ -16,20 +16,30 @@ import (
 
 // TableSchema is one output table's schema as `agora schema` prints it.
 type TableSchema struct {
-	Dataset     string         `json:"dataset"`
-	Table       string         `json:"table"`
-	Description string         `json:"description,omitempty"`
-	PartitionBy []string       `json:"partition_by,omitempty"`
-	Columns     []SchemaColumn `json:"columns"`
-	SchemaHash  string         `json:"schema_sha256"`
+	// Dataset is the dataset id.
+	Dataset string `json:"dataset"`
+	// Table is the table name.
+	Table string `json:"table"`
+	// Description is the table's description from pipeline.yaml.
+	Description string `json:"description,omitempty"`
+	// PartitionBy lists the partition columns.
+	PartitionBy []string `json:"partition_by,omitempty"`
+	// Columns are the file columns, then the partition columns.
+	Columns []SchemaColumn `json:"columns"`
+	// SchemaHash is the hash manifest.json records for the table.
+	SchemaHash string `json:"schema_sha256"`
 }
 
 // SchemaColumn is one output column: name, type in pipeline.yaml's
 // grammar, whether it is a partition folder, and its documented meaning.
 type SchemaColumn struct {
-	Name        string `json:"name"`
-	Type        string `json:"type"`
-	Partition   bool   `json:"partition,omitempty"`
+	// Name is the column name.
+	Name string `json:"name"`
+	// Type is the type in pipeline.yaml's grammar.
+	Type string `json:"type"`
+	// Partition marks a key=value folder, not stored in the files.
+	Partition bool `json:"partition,omitempty"`
+	// Description is the column's meaning from the table's columns:.
 	Description string `json:"description,omitempty"`
 }
 
