@@ -17,7 +17,7 @@ func TestReadmeConfigReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	if *update {
-		if err := update_(readme); err != nil {
+		if err := updateFile(readme, ".."); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -33,8 +33,6 @@ func TestReadmeConfigReference(t *testing.T) {
 		t.Errorf("README.md's config reference is out of date; run `go run ./config/gendoc` (or go test ./config/gendoc -update)")
 	}
 }
-
-func update_(readme string) error { return updateFile(readme, "..") }
 
 // The reference covers every key of every config struct, with a meaning.
 func TestGenerateCoversEveryKey(t *testing.T) {
