@@ -6,7 +6,7 @@ VENV    := .venv
 PYTHON  ?= python3
 FUZZTIME ?= 30s
 
-.PHONY: all build run check test unit e2e npm interop vet fmt fmt-check samples habermas-sample fuzz soak bench clean
+.PHONY: all build run check test unit e2e npm interop vet fmt fmt-check samples habermas-sample fuzz soak bench config-reference clean
 
 all: build
 
@@ -78,6 +78,10 @@ soak:
 ## bench: Go benchmarks of the stages and the writer
 bench:
 	$(GO) test -run=NONE -bench=. -benchmem ./stages ./sinks
+
+## config-reference: regenerate README.md's pipeline.yaml reference from config/ (go test ./config/gendoc checks it)
+config-reference:
+	$(GO) run ./config/gendoc
 
 clean:
 	rm -rf bin out $(VENV)

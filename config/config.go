@@ -87,6 +87,10 @@ type Dataset struct {
 	Inputs map[string]*Input `yaml:"inputs"`
 	// Tables maps an output table name to its declaration.
 	Tables map[string]*Table `yaml:"tables"`
+	// Fetch lists the official release files `agora fetch` downloads and
+	// where it puts them under the data root. It does not shape the
+	// output, so it is not part of the config hash.
+	Fetch []*FetchFile `yaml:"fetch" json:"-"`
 
 	inputOrder []string
 	tableOrder []string
@@ -97,7 +101,7 @@ type Input struct {
 	// Path is relative to the data root: a file, or for tsv a folder of
 	// files read in name order.
 	Path string `yaml:"path"`
-	// Format is the decoder: jsonl (optionally gzipped) or tsv.
+	// Format is the decoder: jsonl (optionally gzipped), tsv or parquet.
 	Format string `yaml:"format"`
 	// FileColumn (tsv) adds a column holding each row's file name.
 	FileColumn string `yaml:"file_column"`
@@ -208,6 +212,7 @@ type AggColumn struct {
 
 // When selects rows by a column's value.
 type When struct {
+	// Column is the column whose value selects the rows.
 	Column string `yaml:"column"`
 	// In lists the values selected.
 	In []string `yaml:"in"`
@@ -278,13 +283,17 @@ type Rule struct {
 
 // EqualRule compares two columns; null equals only null.
 type EqualRule struct {
-	Columns   []string `yaml:"columns"`
-	Tolerance float64  `yaml:"tolerance"`
+	// Columns are the two columns compared.
+	Columns []string `yaml:"columns"`
+	// Tolerance is the largest difference of two numbers still equal.
+	Tolerance float64 `yaml:"tolerance"`
 }
 
 // EnumRule allows a fixed set of string values.
 type EnumRule struct {
-	Column string   `yaml:"column"`
+	// Column is the string or list-of-strings column checked.
+	Column string `yaml:"column"`
+	// Values are the values allowed.
 	Values []string `yaml:"values"`
 	// IgnoreCase compares without case.
 	IgnoreCase bool `yaml:"ignore_case"`
@@ -292,22 +301,30 @@ type EnumRule struct {
 
 // RangeRule bounds a numeric column.
 type RangeRule struct {
-	Column string   `yaml:"column"`
-	Min    *float64 `yaml:"min"`
-	Max    *float64 `yaml:"max"`
+	// Column is the numeric (or list of numbers) column checked.
+	Column string `yaml:"column"`
+	// Min is the smallest value allowed; unset means no lower bound.
+	Min *float64 `yaml:"min"`
+	// Max is the largest value allowed; unset means no upper bound.
+	Max *float64 `yaml:"max"`
 }
 
 // ListLengthRule fixes the length of a list column.
 type ListLengthRule struct {
+	// Column is the list column checked.
 	Column string `yaml:"column"`
-	Length int    `yaml:"length"`
+	// Length is the number of elements required.
+	Length int `yaml:"length"`
 }
 
 // SumRule checks that numeric columns sum to a value.
 type SumRule struct {
-	Columns   []string `yaml:"columns"`
-	Value     float64  `yaml:"value"`
-	Tolerance float64  `yaml:"tolerance"`
+	// Columns are the numeric columns summed (null counts as 0).
+	Columns []string `yaml:"columns"`
+	// Value is the sum required.
+	Value float64 `yaml:"value"`
+	// Tolerance is the largest difference from Value accepted.
+	Tolerance float64 `yaml:"tolerance"`
 }
 
 // Derivation adds one column computed by a named function from the

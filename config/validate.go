@@ -134,6 +134,7 @@ func (c *Config) validateDataset(id string, d *Dataset, add addFunc) {
 	for _, inID := range d.inputOrder {
 		c.validateInput(p+".inputs."+inID, d.Inputs[inID], add)
 	}
+	c.validateFetch(p+".fetch", d.Fetch, add)
 	for _, name := range d.tableOrder {
 		tp := p + ".tables." + name
 		t := d.Tables[name]

@@ -1,9 +1,13 @@
 // Command agora converts public deliberation and evaluation research
 // datasets into flattened, validated, Hive-partitioned Parquet.
 //
-// Exit codes: 0 success; 1 the run failed (bad input, I/O error); 2 the
-// command line or pipeline.yaml is wrong; 130 interrupted (SIGINT or
-// SIGTERM), with the previous release left in place.
+// Commands: run, check, fetch, inspect, schema, version.
+//
+// Exit codes: 0 success; 1 the run failed (bad input, I/O error, a failed
+// or mismatched download); 2 the command line or pipeline.yaml is wrong;
+// 3 published, but a table rejected more rows than its max_reject_ratio;
+// 130 interrupted (SIGINT or SIGTERM), with the previous release left in
+// place.
 package main
 
 import (
@@ -11,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"os"
 	"os/signal"
@@ -19,6 +22,7 @@ import (
 	"slices"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -79,10 +83,19 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 comparisons) into flattened, validated, Hive-partitioned Parquet for DuckDB,
 Spark, pandas and polars. Datasets are declared in pipeline.yaml.
 
-Exit codes: 0 success (also: nothing changed, nothing to do), 1 run failed,
-2 bad command line or pipeline.yaml, 3 published but a table rejected more
-rows than its max_reject_ratio, 130 interrupted (the previous release is
-left in place).`,
+Exit codes: 0 success (also: nothing changed, nothing to do), 1 run failed
+(or a download failed or did not match its published checksum), 2 bad
+command line or pipeline.yaml, 3 published but a table rejected more rows
+than its max_reject_ratio, 130 interrupted (the previous release is left in
+place).
+
+On a terminal, run, check and fetch show a live progress bar per table or
+download; otherwise a progress log line every 5 seconds (--quiet: neither).
+Logs go to stderr (--log-format json for schedulers), summaries to stdout.`,
+		Example: `  agora fetch --data ~/datasets                      # download the official releases
+  agora run --data ~/datasets --out ~/releases        # convert and publish
+  agora inspect ~/releases/crowdrag25/ratings         # look at a table
+  agora schema crowdrag25 --format markdown           # the output schema, from pipeline.yaml`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       Version,
@@ -92,11 +105,19 @@ left in place).`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w\nsee '%s --help'", err, c.CommandPath())}
 	})
-	root.AddCommand(newRunCmd(stdout, stderr, false), newRunCmd(stdout, stderr, true), newVersionCmd(stdout))
+	g := &globalOptions{stderr: stderr}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.LogFormat, "log-format", "text", "log lines on stderr as text or json (for schedulers)")
+	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "no progress display or progress log lines")
+	pf.DurationVar(&g.ProgressInterval, "progress-interval", 5*time.Second, "how often progress is logged when stderr is not a terminal")
+	pf.MarkHidden("progress-interval")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return g.validate() }
+	root.AddCommand(newRunCmd(stdout, g, false), newRunCmd(stdout, g, true), newVersionCmd(stdout),
+		newInspectCmd(stdout), newSchemaCmd(stdout), newFetchCmd(stdout, g))
 	return root
 }
 
-func newRunCmd(stdout, stderr io.Writer, check bool) *cobra.Command {
+func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 	opts := runOptions{}
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -130,7 +151,7 @@ func newRunCmd(stdout, stderr io.Writer, check bool) *cobra.Command {
 	f.StringVar(&peakProfile, "peakheapprofile", "", "write a heap profile (pprof, in use) taken at the largest live heap seen")
 	f.MarkHidden("peakheapprofile")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		log := slog.New(slog.NewTextHandler(stderr, nil))
+		log := g.logger()
 		if cpuProfile != "" {
 			pf, err := os.Create(cpuProfile)
 			if err != nil {
@@ -174,16 +195,19 @@ func newRunCmd(stdout, stderr io.Writer, check bool) *cobra.Command {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "dataset\ttable\trows in\twritten\trejected\tfiles\tseconds\t")
 		var notes []string
+		ui, progressDone := g.progress(cmd.Context(), log)
+		opts.Progress = ui
 		err = runAll(cmd.Context(), cfg, opts, func(r *DatasetResult) {
 			for _, t := range r.Tables {
-				files := 0
+				files, bytes := 0, int64(0)
 				for _, f := range t.Files {
 					if len(f.Path) < 9 || f.Path[:9] != "_rejects/" {
 						files++
+						bytes += f.Bytes
 					}
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.2f\t\n", r.ID, t.Name, t.RowsIn, t.Written, t.Rejected, files, t.Seconds)
-				log.Info("table done", "dataset", r.ID, "table", t.Name, "rows_in", t.RowsIn, "written", t.Written, "rejected", t.Rejected, "files", files)
+				log.Info("table done", "dataset", r.ID, "table", t.Name, "rows_in", t.RowsIn, "written", t.Written, "rejected", t.Rejected, "files", files, "bytes", bytes, "seconds", fmt.Sprintf("%.2f", t.Seconds))
 				for _, c := range t.Checks {
 					ex := ""
 					if len(c.Examples) > 0 {
@@ -204,6 +228,7 @@ func newRunCmd(stdout, stderr io.Writer, check bool) *cobra.Command {
 				log.Info("published", "dataset", r.ID, "path", r.Target, "seconds", r.Duration.Seconds())
 			}
 		})
+		progressDone()
 		tw.Flush()
 		for _, n := range notes {
 			fmt.Fprintln(stdout, "note:", n)
@@ -217,7 +242,9 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print agora's version and the versions of the libraries that shape its output",
-		Args:  cobra.NoArgs,
+		Example: `  agora version
+  agora --version`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			fmt.Fprintf(stdout, "agora %s\n", Version)
 			libs := libraryVersions()

@@ -17,7 +17,14 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// Tests that need a real process (a pseudo-terminal) run the test
+	// binary itself as agora.
+	if os.Getenv("AGORA_TEST_EXEC_MAIN") == "1" {
+		main()
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func agora(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()

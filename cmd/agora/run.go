@@ -46,6 +46,8 @@ type runOptions struct {
 	// FS is where releases are written; nil means the OS (tests inject
 	// faults here).
 	FS sinks.FS
+	// Progress, when set, tracks each table's input.
+	Progress progressUI
 }
 
 // ErrExists is returned in --mode error when the published release differs
@@ -253,6 +255,16 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 		}
 	}()
 
+	trackers := map[string]*tracker{}
+	if opts.Progress != nil {
+		for _, name := range d.TableNames() {
+			total, unit := inputTotal(d.Inputs[d.Tables[name].Input], built[name].InputPath)
+			tr := opts.Progress.Track(id+"/"+name, total, 0, unit)
+			defer tr.Done()
+			trackers[name] = tr
+		}
+	}
+
 	// Tables that read the same input share one decode of it: they run
 	// together, as a group, and at most `workers` groups run at once.
 	results := make([]*TableResult, len(d.TableNames()))
@@ -271,7 +283,7 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	g.SetLimit(workers)
 	for _, group := range groups {
 		g.Go(func() error {
-			return runGroup(gctx, cfg, id, d, group, built, results, root, workers, mem, opts.FS)
+			return runGroup(gctx, cfg, id, d, group, built, trackers, results, root, workers, mem, opts.FS)
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -310,11 +322,22 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 
 // runGroup runs the tables (indexes into d.TableNames()) that read one
 // input; with more than one, the input is decoded once for all of them.
-func runGroup(ctx context.Context, cfg *config.Config, id string, d *config.Dataset, group []int, built map[string]*stages.Built, results []*TableResult, root string, workers int, mem memory.Allocator, fs sinks.FS) error {
+func runGroup(ctx context.Context, cfg *config.Config, id string, d *config.Dataset, group []int, built map[string]*stages.Built, trackers map[string]*tracker, results []*TableResult, root string, workers int, mem memory.Allocator, fs sinks.FS) error {
 	names := d.TableNames()
+	// track wraps a table's source so that its progress is counted, and
+	// returns what to call when the table ends.
+	track := func(name string, src pipeline.Source) (pipeline.Source, func()) {
+		tr := trackers[name]
+		if tr == nil {
+			return src, func() {}
+		}
+		return &progressSource{Source: src, t: tr}, tr.Done
+	}
 	if len(group) == 1 {
 		name := names[group[0]]
-		res, err := runTable(ctx, cfg, id, name, d.Tables[name], built[name], built[name].Source, 0, root, workers, mem, fs)
+		src, done := track(name, built[name].Source)
+		res, err := runTable(ctx, cfg, id, name, d.Tables[name], built[name], src, 0, root, workers, mem, fs)
+		done()
 		results[group[0]] = res
 		return err
 	}
@@ -328,7 +351,9 @@ func runGroup(ctx context.Context, cfg *config.Config, id string, d *config.Data
 		g.Go(func() error {
 			// A consumer decodes nothing: it needs only enough batches in
 			// flight to keep its parallel stages busy.
-			res, err := runTable(gctx, cfg, id, name, d.Tables[name], built[name], shared.Consumer(k), workers+1, root, workers, mem, fs)
+			src, done := track(name, shared.Consumer(k))
+			res, err := runTable(gctx, cfg, id, name, d.Tables[name], built[name], src, workers+1, root, workers, mem, fs)
+			done()
 			results[i] = res
 			return err
 		})
@@ -440,7 +465,7 @@ func fingerprintInputs(d *config.Dataset, dataRoot string) ([]InputInfo, error) 
 			if err != nil {
 				mu.Lock()
 				if errors.Is(err, fs.ErrNotExist) {
-					errs = append(errs, fmt.Errorf("input %s: %s does not exist (data root %q; set --data to the folder holding %s)", id, p, dataRoot, in.Path))
+					errs = append(errs, fmt.Errorf("input %s: %s does not exist (data root %q; set --data to the folder holding %s, or download it with agora fetch --data %s)", id, p, dataRoot, in.Path, dataRoot))
 				} else {
 					errs = append(errs, fmt.Errorf("input %s: %w", id, err))
 				}

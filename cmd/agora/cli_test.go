@@ -1,0 +1,727 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/vbauerster/mpb/v8"
+
+	"github.com/agora-etl/agora/config"
+)
+
+// norm collapses runs of spaces, so tests do not depend on column widths.
+func norm(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// runSamples runs the pipeline on the shipped samples into a temp dir.
+func runSamples(t *testing.T, extra ...string) string {
+	t.Helper()
+	out := t.TempDir()
+	args := append([]string{"run", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--out", out, "--quiet"}, extra...)
+	if code, stdout, stderr := agora(t, args...); code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	return out
+}
+
+func TestInspect(t *testing.T) {
+	out := runSamples(t, "--only", "crowdrag25,delidata")
+	ratings := filepath.Join(out, "crowdrag25", "ratings")
+	tests := []struct {
+		name string
+		args []string
+		want []string
+		not  []string
+	}{
+		{"partitioned folder", []string{"inspect", ratings},
+			[]string{"rows            588", "row groups      7", "ZSTD", "pair_key", "BYTE_ARRAY String", "list<string>", "dimension=coherence_logical", "first 5 rows:", "partitioned by  dimension (7 partitions)"}, nil},
+		{"no rows", []string{"inspect", ratings, "--head", "0"}, []string{"rows            588"}, []string{"first"}},
+		{"one file", []string{"inspect", filepath.Join(out, "delidata", "groups", "part-00000.parquet"), "-n", "2"},
+			[]string{"rows            12", "files           1", "first 2 rows:", "group_id"}, []string{"partitioned by"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := agora(t, tt.args...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(norm(stdout), norm(w)) {
+					t.Errorf("output lacks %q:\n%s", w, stdout)
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(norm(stdout), norm(w)) {
+					t.Errorf("output has %q:\n%s", w, stdout)
+				}
+			}
+		})
+	}
+}
+
+func TestInspectJSONMatchesManifest(t *testing.T) {
+	out := runSamples(t, "--only", "crowdrag25")
+	code, stdout, stderr := agora(t, "inspect", filepath.Join(out, "crowdrag25", "votes"), "--format", "json", "--head", "3")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var rep InspectReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	m, err := readManifest(out, "crowdrag25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range m.Tables {
+		if tr.Name != "votes" {
+			continue
+		}
+		if rep.Rows != tr.Written {
+			t.Errorf("inspect counts %d rows, manifest %d", rep.Rows, tr.Written)
+		}
+		if len(rep.Schema) != len(tr.Schema) {
+			t.Fatalf("inspect has %d columns, manifest %d", len(rep.Schema), len(tr.Schema))
+		}
+		for i, c := range tr.Schema {
+			if rep.Schema[i].Name != c.Name || rep.Schema[i].Type != c.Type || rep.Schema[i].Partition != c.Partition {
+				t.Errorf("column %d: inspect %+v, manifest %+v", i, rep.Schema[i], c)
+			}
+		}
+	}
+	if len(rep.Head) != 3 || rep.Head[0]["dimension"] == nil {
+		t.Errorf("head: %v", rep.Head)
+	}
+}
+
+func TestInspectUnescapesPartitionValues(t *testing.T) {
+	out := runSamples(t, "--only", "crowdrag25")
+	src := filepath.Join(out, "crowdrag25", "grades")
+	dir := t.TempDir()
+	entries, _ := os.ReadDir(src)
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name(), "part-00000.parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(filepath.Join(dir, "k=a%2Fb c"), 0o755)
+		os.WriteFile(filepath.Join(dir, "k=a%2Fb c", "part-00000.parquet"), b, 0o644)
+		break
+	}
+	code, stdout, stderr := agora(t, "inspect", dir, "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var rep InspectReport
+	json.Unmarshal([]byte(stdout), &rep)
+	if len(rep.Partitions) != 1 || rep.Partitions[0].Values["k"] != "a/b c" {
+		t.Errorf("partitions %+v, want k = \"a/b c\"", rep.Partitions)
+	}
+}
+
+func TestInspectErrors(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "x.parquet"), []byte("not parquet"), 0o644)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"missing path", []string{"inspect", filepath.Join(dir, "none")}, 1, "none"},
+		{"no parquet files", []string{"inspect", t.TempDir()}, 1, "no *.parquet files"},
+		{"not parquet", []string{"inspect", filepath.Join(dir, "x.parquet")}, 1, "x.parquet"},
+		{"bad format", []string{"inspect", dir, "--format", "xml"}, 2, "--format"},
+		{"no path", []string{"inspect"}, 1, "accepts 1 arg"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := agora(t, tt.args...)
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, want %d; stderr lacks %q?\n%s", code, tt.code, tt.want, stderr)
+			}
+		})
+	}
+}
+
+func TestSchema(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string
+		not  []string
+	}{
+		{"one table, text", []string{"crowdrag25.ratings"}, []string{"crowdrag25.ratings (partitioned by dimension)", "spam_probabilities  list<float64>", "[partition folder]"}, []string{"crowdrag25.votes"}},
+		{"a dataset", []string{"delidata"}, []string{"delidata.messages", "delidata.groups", "sol_tracker_all"}, []string{"crowdrag25"}},
+		{"markdown", []string{"habermas.round_outcomes", "--format", "markdown"}, []string{"### habermas.round_outcomes", "| `schulze_winner` | `string` |", "Partitioned by `metadata_version`."}, nil},
+		{"every table", nil, []string{"crowdrag25.responses", "delidata.groups", "habermas.position_ratings"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := agora(t, append([]string{"schema", "--config", "../../pipeline.yaml", "--data", "../../testdata"}, tt.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(norm(stdout), norm(w)) {
+					t.Errorf("output lacks %q:\n%s", w, stdout)
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(stdout, w) {
+					t.Errorf("output has %q", w)
+				}
+			}
+		})
+	}
+}
+
+// The schema printed without data is the schema the run records.
+func TestSchemaMatchesManifest(t *testing.T) {
+	code, stdout, stderr := agora(t, "schema", "crowdrag25", "--config", "../../pipeline.yaml", "--data", t.TempDir(), "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d (schema must not need the inputs)\n%s", code, stderr)
+	}
+	var tables []TableSchema
+	if err := json.Unmarshal([]byte(stdout), &tables); err != nil {
+		t.Fatal(err)
+	}
+	out := runSamples(t, "--only", "crowdrag25")
+	m, err := readManifest(out, "crowdrag25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) != len(m.Tables) {
+		t.Fatalf("schema lists %d tables, the manifest %d", len(tables), len(m.Tables))
+	}
+	for i, tr := range m.Tables {
+		if tables[i].Table != tr.Name || tables[i].SchemaHash != tr.SchemaHash {
+			t.Errorf("%s: schema hash %s, manifest %s", tr.Name, tables[i].SchemaHash, tr.SchemaHash)
+		}
+	}
+}
+
+func TestSchemaErrors(t *testing.T) {
+	tests := []struct {
+		name, sel, want string
+	}{
+		{"unknown dataset", "nope", `no dataset "nope"`},
+		{"unknown table", "crowdrag25.nope", `no table "nope" in dataset crowdrag25`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := agora(t, "schema", tt.sel, "--config", "../../pipeline.yaml")
+			if code != exitUsage || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d; stderr %q lacks %q", code, stderr, tt.want)
+			}
+		})
+	}
+}
+
+// fetchServer serves files by path, honouring Range requests (through
+// http.ServeContent), and counts the requests with a Range header.
+type fetchServer struct {
+	files  map[string][]byte
+	mu     sync.Mutex
+	ranges []string
+}
+
+func (s *fetchServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, ok := s.files[r.URL.Path]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	if rg := r.Header.Get("Range"); rg != "" {
+		s.mu.Lock()
+		s.ranges = append(s.ranges, rg)
+		s.mu.Unlock()
+	}
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b))
+}
+
+func sha(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// tarGz builds a GitHub-style archive: one top folder holding files.
+func tarGz(t *testing.T, files map[string]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	tw.WriteHeader(&tar.Header{Name: "repo-abc123/", Typeflag: tar.TypeDir, Mode: 0o755})
+	for name, content := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: "repo-abc123/" + name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(content))}); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write([]byte(content))
+	}
+	tw.Close()
+	zw.Close()
+	return buf.Bytes()
+}
+
+// fetchConfig writes a pipeline.yaml with one dataset whose fetch list
+// is given, and returns its path.
+func fetchConfig(t *testing.T, fetch string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "pipeline.yaml")
+	y := `version: 1
+datasets:
+  demo:
+    fetch:
+` + fetch + `
+    inputs:
+      a: {path: demo/a.jsonl, format: jsonl, columns: [{name: x, type: int64}]}
+    tables:
+      t: {input: a}
+`
+	if err := os.WriteFile(p, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestFetch(t *testing.T) {
+	data := bytes.Repeat([]byte(`{"x":1}`+"\n"), 5000)
+	archive := tarGz(t, map[string]string{"corpus/g1": "h\n1\n", "corpus/g2": "h\n2\n", "README.md": "not data", "corpus/../../evil": "x"})
+	srv := &fetchServer{files: map[string][]byte{"/rel/a.jsonl": data, "/rel/corpus.tar.gz": archive}}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+
+	tests := []struct {
+		name    string
+		fetch   string
+		partial int // bytes of the file already in demo/a.jsonl.part
+		code    int
+		want    []string
+		files   map[string]string // path under data → sha256 of content, or "" to require absence
+		ranges  int
+	}{
+		{"full download, sha256 verified", fmt.Sprintf("      - {url: https://example.org/rel/a.jsonl, to: demo/a.jsonl, sha256: %s}", sha(data)), 0, 0,
+			[]string{"downloaded demo/a.jsonl", "sha256 verified", ts.URL + "/rel/a.jsonl"}, map[string]string{"demo/a.jsonl": sha(data), "demo/a.jsonl.part": ""}, 0},
+		{"resume from a partial file", fmt.Sprintf("      - {url: https://example.org/rel/a.jsonl, to: demo/a.jsonl, sha256: %s}", sha(data)), 12345, 0,
+			[]string{"resumed demo/a.jsonl"}, map[string]string{"demo/a.jsonl": sha(data)}, 1},
+		{"no checksum published", "      - {url: https://example.org/rel/a.jsonl, to: demo/a.jsonl}", 0, 0,
+			[]string{"no checksum published", sha(data)}, map[string]string{"demo/a.jsonl": sha(data)}, 0},
+		{"checksum mismatch", "      - {url: https://example.org/rel/a.jsonl, to: demo/a.jsonl, sha256: " + strings.Repeat("0", 64) + "}", 0, 1,
+			[]string{"checksum mismatch", "sha256 is " + sha(data), ts.URL + "/rel/a.jsonl"}, map[string]string{"demo/a.jsonl": "", "demo/a.jsonl.part": ""}, 0},
+		{"md5 mismatch", "      - {url: https://example.org/rel/a.jsonl, to: demo/a.jsonl, md5: " + strings.Repeat("0", 32) + "}", 0, 1,
+			[]string{"checksum mismatch", "md5 is"}, map[string]string{"demo/a.jsonl": ""}, 0},
+		{"404 names the URL", "      - {url: https://example.org/rel/gone.jsonl, to: demo/a.jsonl}", 0, 1,
+			[]string{"GET " + ts.URL + "/rel/gone.jsonl: 404 Not Found"}, map[string]string{"demo/a.jsonl": ""}, 0},
+		{"tar.gz extracted below extract:", "      - {url: https://example.org/rel/corpus.tar.gz, archive: tar.gz, extract: corpus, to: demo/corpus}", 0, 0,
+			[]string{"2 files extracted"}, map[string]string{"demo/corpus/g1": sha([]byte("h\n1\n")), "demo/corpus/g2": sha([]byte("h\n2\n")), "demo/corpus/README.md": "", "evil": "", "demo/corpus.tar.gz.part": ""}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv.mu.Lock()
+			srv.ranges = nil
+			srv.mu.Unlock()
+			dir := t.TempDir()
+			if tt.partial > 0 {
+				os.MkdirAll(filepath.Join(dir, "demo"), 0o755)
+				os.WriteFile(filepath.Join(dir, "demo", "a.jsonl.part"), data[:tt.partial], 0o644)
+			}
+			code, stdout, stderr := agora(t, "fetch", "--config", fetchConfig(t, tt.fetch), "--data", dir, "--base-url", ts.URL)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tt.code, stdout, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stdout+stderr, w) {
+					t.Errorf("output lacks %q:\n%s%s", w, stdout, stderr)
+				}
+			}
+			for p, want := range tt.files {
+				b, err := os.ReadFile(filepath.Join(dir, p))
+				switch {
+				case want == "" && err == nil:
+					t.Errorf("%s should not exist", p)
+				case want != "" && err != nil:
+					t.Errorf("%s: %v", p, err)
+				case want != "" && sha(b) != want:
+					t.Errorf("%s has other content", p)
+				}
+			}
+			srv.mu.Lock()
+			if len(srv.ranges) != tt.ranges {
+				t.Errorf("server saw Range headers %q, want %d", srv.ranges, tt.ranges)
+			}
+			if tt.partial > 0 && len(srv.ranges) > 0 && srv.ranges[0] != fmt.Sprintf("bytes=%d-", tt.partial) {
+				t.Errorf("Range %q, want bytes=%d-", srv.ranges[0], tt.partial)
+			}
+			srv.mu.Unlock()
+		})
+	}
+}
+
+func TestFetchSkipsFilesInPlace(t *testing.T) {
+	data := []byte(`{"x":1}` + "\n")
+	ts := httptest.NewServer(&fetchServer{files: map[string][]byte{"/a.jsonl": data}})
+	defer ts.Close()
+	cfg := fetchConfig(t, fmt.Sprintf("      - {url: https://example.org/a.jsonl, to: demo/a.jsonl, sha256: %s}", sha(data)))
+	dir := t.TempDir()
+	for i, want := range []string{"downloaded", "is in place, checksum verified"} {
+		code, stdout, stderr := agora(t, "fetch", "--config", cfg, "--data", dir, "--base-url", ts.URL)
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("fetch %d: exit %d, output lacks %q:\n%s%s", i+1, code, want, stdout, stderr)
+		}
+	}
+	// The fetched layout is what run reads.
+	if code, stdout, stderr := agora(t, "check", "--config", cfg, "--data", dir); code != 0 {
+		t.Errorf("check after fetch: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+func TestFetchConfigValidation(t *testing.T) {
+	tests := []struct {
+		name, fetch, want string
+	}{
+		{"path escapes the data root", "      - {url: https://example.org/a, to: ../a}", "fetch[0].to"},
+		{"not http", "      - {url: ftp://example.org/a, to: a}", "fetch[0].url"},
+		{"bad sha256", "      - {url: https://example.org/a, to: a, sha256: abc}", "fetch[0].sha256"},
+		{"bad archive", "      - {url: https://example.org/a, to: a, archive: rar}", "fetch[0].archive"},
+		{"typo", "      - {url: https://example.org/a, to: a, sha265: abc}", `did you mean "sha256"?`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := agora(t, "fetch", "--config", fetchConfig(t, tt.fetch), "--data", t.TempDir())
+			if code != exitUsage || !strings.Contains(stderr, tt.want) || !strings.Contains(stderr, "pipeline.yaml:") {
+				t.Errorf("exit %d; stderr lacks %q:\n%s", code, tt.want, stderr)
+			}
+		})
+	}
+}
+
+// The shipped pipeline.yaml declares where every dataset is published.
+func TestShippedFetchLocations(t *testing.T) {
+	cfg, err := loadConfig("../../pipeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range cfg.DatasetIDs() {
+		d := cfg.Datasets[id]
+		if len(d.Fetch) == 0 {
+			t.Errorf("%s: no fetch: locations", id)
+		}
+		// Every input lies under a fetched path.
+		for _, inID := range d.InputIDs() {
+			in := d.Inputs[inID]
+			found := false
+			for _, f := range d.Fetch {
+				if in.Path == f.To || strings.HasPrefix(in.Path, f.To+"/") {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%s: input %s (%s) is not fetched", id, inID, in.Path)
+			}
+		}
+	}
+}
+
+func TestArchivePath(t *testing.T) {
+	tests := []struct {
+		name, member, under, want string
+		ok                        bool
+	}{
+		{"below extract", "repo-1/a/b/file", "a/b", "file", true},
+		{"no extract", "repo-1/x/y", "", "x/y", true},
+		{"outside extract", "repo-1/c/file", "a/b", "", false},
+		{"top folder only", "repo-1", "", "", false},
+		{"dot-dot cleaned away", "repo-1/a/b/../../../../etc/passwd", "a/b", "", false},
+		{"absolute", "/repo-1/a/b/f", "a/b", "f", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := archivePath(tt.member, tt.under)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("archivePath(%q, %q) = %q, %v; want %q, %v", tt.member, tt.under, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+func TestLogFormatJSON(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := agora(t, "run", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--out", out, "--only", "delidata", "--log-format", "json", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var done int
+	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("not a JSON log line: %q", line)
+		}
+		if rec["msg"] == "table done" {
+			done++
+			for _, k := range []string{"dataset", "table", "rows_in", "written", "rejected", "files", "bytes", "seconds"} {
+				if _, ok := rec[k]; !ok {
+					t.Errorf("summary line lacks %s: %v", k, rec)
+				}
+			}
+		}
+	}
+	if done != 2 {
+		t.Errorf("%d table summary lines, want 2:\n%s", done, stderr)
+	}
+	if !strings.Contains(stdout, "messages") {
+		t.Errorf("the stdout summary table is gone:\n%s", stdout)
+	}
+	if code, _, stderr := agora(t, "schema", "--config", "../../pipeline.yaml", "--log-format", "xml"); code != exitUsage {
+		t.Errorf("--log-format xml: exit %d\n%s", code, stderr)
+	}
+}
+
+// Under a pipe, progress is periodic log lines, never a drawn bar;
+// --quiet turns them off.
+func TestProgressLogLinesWhenNotATerminal(t *testing.T) {
+	tests := []struct {
+		name     string
+		extra    []string
+		progress bool
+	}{
+		{"log lines", nil, true},
+		{"quiet", []string{"--quiet"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"run", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--out", t.TempDir(), "--only", "crowdrag25", "--progress-interval", "1ms"}, tt.extra...)
+			code, _, stderr := agora(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			if got := strings.Contains(stderr, "msg=progress name=crowdrag25/"); got != tt.progress {
+				t.Errorf("progress lines: %v, want %v:\n%s", got, tt.progress, stderr)
+			}
+			if strings.Contains(stderr, "\x1b[") {
+				t.Errorf("terminal escapes on a pipe:\n%q", stderr)
+			}
+		})
+	}
+}
+
+// Under a pseudo-terminal, run draws a live bar per table.
+func TestProgressBarOnATerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs agora under a pseudo-terminal")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "run", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--out", t.TempDir(), "--only", "crowdrag25", "--workers", "1")
+	cmd.Env = append(os.Environ(), "AGORA_TEST_EXEC_MAIN=1")
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 160})
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	var buf bytes.Buffer
+	done := make(chan struct{})
+	go func() { io.Copy(&buf, f); close(done) }()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("agora under a pty: %v", err)
+	}
+	<-done
+	f.Close()
+	got := buf.String()
+	for _, w := range []string{"crowdrag25/ratings", "rows/s", "\x1b[", "msg=\"table done\"", "dataset"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("terminal output lacks %q:\n%q", w, got)
+		}
+	}
+	if strings.Contains(got, "msg=progress") {
+		t.Error("a terminal gets bars, not progress log lines")
+	}
+}
+
+func TestHelpHasExamples(t *testing.T) {
+	root := newRoot(io.Discard, io.Discard)
+	for _, c := range root.Commands() {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		t.Run(c.Name(), func(t *testing.T) {
+			if c.Example == "" {
+				t.Errorf("%s has no Example", c.Name())
+			}
+			code, stdout, _ := agora(t, c.Name(), "--help")
+			if code != 0 || !strings.Contains(stdout, "Examples:") || !strings.Contains(stdout, "--log-format") {
+				t.Errorf("%s --help: exit %d\n%s", c.Name(), code, stdout)
+			}
+		})
+	}
+	_, stdout, _ := agora(t, "--help")
+	for _, w := range []string{"Exit codes", "130", "inspect", "schema", "fetch"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("agora --help lacks %q", w)
+		}
+	}
+}
+
+func TestInputTotal(t *testing.T) {
+	dir := t.TempDir()
+	content := strings.Repeat("line\n", 1000)
+	os.WriteFile(filepath.Join(dir, "plain.jsonl"), []byte(content), 0o644)
+	writeGz(t, filepath.Join(dir, "a.jsonl.gz"), content)
+	os.MkdirAll(filepath.Join(dir, "folder"), 0o755)
+	os.WriteFile(filepath.Join(dir, "folder", "g1"), []byte("12345"), 0o644)
+	os.WriteFile(filepath.Join(dir, "folder", "g2"), []byte("123"), 0o644)
+	os.WriteFile(filepath.Join(dir, "folder", ".hidden"), []byte("1234567"), 0o644)
+	tests := []struct {
+		name      string
+		in        config.Input
+		path      string
+		wantTotal int64
+		wantUnit  string
+	}{
+		{"plain file", config.Input{Format: "jsonl", Compression: "none"}, "plain.jsonl", int64(len(content)), "bytes"},
+		{"gzip: uncompressed size from the trailer", config.Input{Format: "jsonl", Compression: "gzip"}, "a.jsonl.gz", int64(len(content)), "bytes"},
+		{"tsv folder, hidden files left out", config.Input{Format: "tsv"}, "folder", 8, "bytes"},
+		{"parquet rows", config.Input{Format: "parquet"}, "@../../testdata/habermas/hm_all_position_statement_ratings.parquet", 345, "rows"},
+		{"missing", config.Input{Format: "jsonl"}, "none", 0, "bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(dir, tt.path)
+			if rel, ok := strings.CutPrefix(tt.path, "@"); ok { // relative to the package
+				p = rel
+			}
+			total, unit := inputTotal(&tt.in, p)
+			if total != tt.wantTotal || unit != tt.wantUnit {
+				t.Errorf("inputTotal = %d %s, want %d %s", total, unit, tt.wantTotal, tt.wantUnit)
+			}
+		})
+	}
+}
+
+func TestTrackerStatus(t *testing.T) {
+	tests := []struct {
+		name    string
+		total   int64
+		unit    string
+		chunks  [][2]int64 // bytes, rows
+		done    bool
+		want    []string
+		notWant []string
+	}{
+		{"bytes with ETA", 1000, "bytes", [][2]int64{{250, 10}, {250, 10}}, false, []string{"500 B of 1000 B", "rows/s", "ETA"}, nil},
+		{"rows unit counts rows", 100, "rows", [][2]int64{{0, 30}}, false, []string{"30 rows of 100 rows"}, nil},
+		{"done has no ETA", 1000, "bytes", [][2]int64{{400, 4}}, true, []string{"400 B of 1000 B"}, []string{"ETA"}},
+		{"unknown total", 0, "bytes", [][2]int64{{2048, 4}}, false, []string{"2.0 KiB"}, []string{" of ", "ETA"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := newTracker("x", tt.total, 0, tt.unit)
+			for _, c := range tt.chunks {
+				tr.Chunk(c[0], int(c[1]))
+			}
+			time.Sleep(2 * time.Millisecond)
+			if tt.done {
+				tr.Done()
+			}
+			got := tr.status()
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("status %q lacks %q", got, w)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(got, w) {
+					t.Errorf("status %q has %q", got, w)
+				}
+			}
+		})
+	}
+}
+
+// The shipped fetch: locations lay the files out the way run --data reads
+// them: a test server stands in for GitHub, serving the shipped samples
+// at the published paths.
+func TestFetchShippedLayoutThenCheck(t *testing.T) {
+	cfg, err := loadConfig("../../pipeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &fetchServer{files: map[string][]byte{}}
+	for _, id := range []string{"crowdrag25", "delidata"} {
+		for _, f := range cfg.Datasets[id].Fetch {
+			u, err := url.Parse(f.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Archive == "" {
+				b, err := os.ReadFile(filepath.Join("../../testdata", f.To))
+				if err != nil {
+					t.Fatal(err)
+				}
+				srv.files[u.Path] = b
+				continue
+			}
+			files := map[string]string{}
+			entries, _ := os.ReadDir(filepath.Join("../../testdata", f.To))
+			for _, e := range entries {
+				b, _ := os.ReadFile(filepath.Join("../../testdata", f.To, e.Name()))
+				files[f.Extract+"/"+e.Name()] = string(b)
+			}
+			files["setup.py"] = "not data"
+			srv.files[u.Path] = tarGz(t, files)
+		}
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	data := t.TempDir()
+	code, stdout, stderr := agora(t, "fetch", "crowdrag25", "delidata", "--config", "../../pipeline.yaml", "--data", data, "--base-url", ts.URL)
+	if code != 0 {
+		t.Fatalf("fetch: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "no checksum published") {
+		t.Errorf("fetch should say no checksum is published:\n%s", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(data, "delidata", "setup.py")); err == nil {
+		t.Error("a file outside extract: was extracted")
+	}
+	code, stdout, stderr = agora(t, "check", "--config", "../../pipeline.yaml", "--data", data, "--only", "crowdrag25,delidata", "--quiet")
+	if code != 0 || !strings.Contains(stdout, "2940") {
+		t.Fatalf("check on the fetched data: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// After an interrupt shut the display down, a table that still starts is
+// counted without a bar instead of panicking.
+func TestBarUIAfterShutdown(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	p := mpb.NewWithContext(ctx, mpb.WithOutput(io.Discard))
+	cancel()
+	p.Wait()
+	u := &barUI{p: p}
+	tr := u.Track("x", 10, 0, "bytes")
+	tr.Chunk(5, 1)
+	tr.Done()
+	if tr.bar != nil || tr.cur.Load() != 5 {
+		t.Errorf("bar %v, counted %d; want no bar, 5", tr.bar, tr.cur.Load())
+	}
+}

@@ -1,0 +1,483 @@
+package main
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"compress/gzip"
+	"context"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agora-etl/agora/config"
+)
+
+// ErrChecksum is returned when a download does not match its published
+// checksum.
+var ErrChecksum = errors.New("checksum mismatch")
+
+// fetchOptions are the settings of one `agora fetch`.
+type fetchOptions struct {
+	Data    string
+	BaseURL string // replaces scheme and host of every URL (tests, mirrors)
+	Force   bool
+	Client  *http.Client
+	Log     *slog.Logger
+	// Progress, when set, tracks each download's bytes.
+	Progress progressUI
+}
+
+func newFetchCmd(stdout io.Writer, g *globalOptions) *cobra.Command {
+	var configPath string
+	opts := fetchOptions{}
+	cmd := &cobra.Command{
+		Use:   "fetch [DATASET...]",
+		Short: "Download the datasets' official release files into the data root, as `run --data` expects them",
+		Long: `fetch downloads each dataset's release files from the locations declared under
+fetch: in pipeline.yaml and lays them out under --data at the paths the
+dataset's inputs read. A download goes to NAME.part first and is resumed with
+an HTTP Range request when that file is there; it is renamed into place only
+once complete and checked. Where a checksum is published (sha256: or md5: in
+pipeline.yaml) it is verified and a mismatch is an error; where none is
+published fetch says so and prints the sha256 of what it got. Archives
+(archive: tar.gz or zip) are extracted with the standard library; only
+regular files below extract: are written, never outside --data.
+
+A file already in place is not downloaded again (its checksum is verified
+when one is published); --force downloads it anyway.
+
+--base-url (or AGORA_FETCH_BASE_URL) replaces the scheme and host of every
+URL, for a mirror or a test server.`,
+		Example: `  agora fetch --data ~/datasets                 # every dataset
+  agora fetch habermas --data ~/datasets
+  agora fetch --data ~/datasets && agora run --data ~/datasets --out ~/releases`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadConfig(configPath)
+			if err != nil {
+				return err
+			}
+			if opts.Data == "" {
+				opts.Data = cfg.Data
+			}
+			if opts.BaseURL == "" {
+				opts.BaseURL = os.Getenv("AGORA_FETCH_BASE_URL")
+			}
+			ids := cfg.DatasetIDs()
+			if len(args) > 0 {
+				ids = args
+			}
+			for _, id := range ids {
+				if _, ok := cfg.Datasets[id]; !ok {
+					return usageError{fmt.Errorf("no dataset %q in %s (have %s)", id, cfg.File(), strings.Join(cfg.DatasetIDs(), ", "))}
+				}
+			}
+			opts.Log = g.logger()
+			ui, done := g.progress(cmd.Context(), opts.Log)
+			defer done()
+			opts.Progress = ui
+			return fetchAll(cmd.Context(), cfg, ids, opts, stdout)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&configPath, "config", "c", "pipeline.yaml", "pipeline file")
+	f.StringVar(&opts.Data, "data", "", "data root to download into (default: pipeline.yaml's data)")
+	f.StringVar(&opts.BaseURL, "base-url", "", "replace scheme and host of every URL with this (a mirror; env AGORA_FETCH_BASE_URL)")
+	f.BoolVar(&opts.Force, "force", false, "download files that are already in place again")
+	return cmd
+}
+
+// fetchAll downloads every release file of the given datasets.
+func fetchAll(ctx context.Context, cfg *config.Config, ids []string, opts fetchOptions, stdout io.Writer) error {
+	if opts.Client == nil {
+		// No overall timeout (a release file can take long); a server that
+		// accepts the connection but never answers is given up on.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.ResponseHeaderTimeout = time.Minute
+		opts.Client = &http.Client{Transport: tr}
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	for _, id := range ids {
+		d := cfg.Datasets[id]
+		if len(d.Fetch) == 0 {
+			fmt.Fprintf(stdout, "%s: no fetch: locations in %s; download its inputs by hand (see its homepage %s)\n", id, cfg.File(), d.Homepage)
+			continue
+		}
+		for _, f := range d.Fetch {
+			msg, err := fetchFile(ctx, f, opts)
+			if err != nil {
+				return fmt.Errorf("fetch %s: %w", id, err)
+			}
+			fmt.Fprintf(stdout, "%s: %s\n", id, msg)
+			if f.Note != "" {
+				fmt.Fprintf(stdout, "%s: note: %s\n", id, f.Note)
+			}
+		}
+	}
+	return nil
+}
+
+// rebase points u at base's scheme and host, keeping u's path and query.
+func rebase(u, base string) (string, error) {
+	if base == "" {
+		return u, nil
+	}
+	pu, err := url.Parse(u)
+	if err != nil {
+		return "", err
+	}
+	pb, err := url.Parse(base)
+	if err != nil || pb.Host == "" {
+		return "", usageError{fmt.Errorf("--base-url %q: want scheme://host[/prefix]", base)}
+	}
+	pb.Path = strings.TrimSuffix(pb.Path, "/") + pu.Path
+	pb.RawQuery = pu.RawQuery
+	return pb.String(), nil
+}
+
+// fetchFile downloads (or resumes) one release file, verifies it and puts
+// it in place; it returns a line for the user.
+func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (string, error) {
+	u, err := rebase(f.URL, opts.BaseURL)
+	if err != nil {
+		return "", err
+	}
+	dest := filepath.Join(opts.Data, filepath.FromSlash(f.To))
+	if !opts.Force {
+		if done, msg, err := alreadyFetched(f, dest); err != nil || done {
+			return msg, err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return "", err
+	}
+	part := dest + ".part"
+	if f.Archive != "" {
+		part = dest + "." + f.Archive + ".part"
+	}
+	if opts.Force {
+		os.Remove(part)
+	}
+	n, resumed, err := download(ctx, opts, u, part, f.To)
+	if err != nil {
+		return "", err
+	}
+	sums, err := fileSums(part)
+	if err != nil {
+		return "", err
+	}
+	if err := verify(f, sums); err != nil {
+		os.Remove(part)
+		return "", fmt.Errorf("%s: %w (the download was removed; run fetch again, or check the published checksum in pipeline.yaml)", u, err)
+	}
+	check := "sha256 " + sums["sha256"] + " (no checksum published; not verified)"
+	switch {
+	case f.SHA256 != "":
+		check = "sha256 verified"
+	case f.MD5 != "":
+		check = "md5 verified (the published checksum); sha256 " + sums["sha256"]
+	}
+	how := "downloaded"
+	if resumed {
+		how = "resumed"
+	}
+	if f.Archive == "" {
+		if err := os.Rename(part, dest); err != nil {
+			return "", err
+		}
+		opts.Log.Info("fetched", "url", u, "path", dest, "bytes", n, "resumed", resumed)
+		return fmt.Sprintf("%s %s (%s) from %s; %s", how, f.To, humanBytes(n), u, check), nil
+	}
+	files, err := extract(part, f, dest)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", u, err)
+	}
+	os.Remove(part)
+	opts.Log.Info("fetched", "url", u, "path", dest, "bytes", n, "files", files, "resumed", resumed)
+	return fmt.Sprintf("%s %s (%s, %d files extracted) from %s; %s", how, f.To, humanBytes(n), files, u, check), nil
+}
+
+// alreadyFetched reports whether dest is in place (and matches a
+// published checksum).
+func alreadyFetched(f *config.FetchFile, dest string) (bool, string, error) {
+	fi, err := os.Stat(dest)
+	if err != nil {
+		return false, "", nil
+	}
+	if f.Archive != "" {
+		if !fi.IsDir() {
+			return false, "", nil
+		}
+		entries, _ := os.ReadDir(dest)
+		if len(entries) == 0 {
+			return false, "", nil
+		}
+		return true, fmt.Sprintf("%s is in place (%d entries); --force downloads it again", f.To, len(entries)), nil
+	}
+	if f.SHA256 == "" && f.MD5 == "" {
+		return true, fmt.Sprintf("%s is in place (no checksum published to verify it); --force downloads it again", f.To), nil
+	}
+	sums, err := fileSums(dest)
+	if err != nil {
+		return false, "", err
+	}
+	if err := verify(f, sums); err != nil {
+		return false, "", fmt.Errorf("%s is in place but %w; delete it or run with --force", dest, err)
+	}
+	return true, fmt.Sprintf("%s is in place, checksum verified", f.To), nil
+}
+
+// download GETs u into part, resuming from part's size with a Range
+// request. It returns the size of the complete file and whether it
+// resumed.
+func download(ctx context.Context, opts fetchOptions, u, part, name string) (int64, bool, error) {
+	var have int64
+	if fi, err := os.Stat(part); err == nil {
+		have = fi.Size()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, false, err
+	}
+	if have > 0 {
+		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", have))
+	}
+	resp, err := opts.Client.Do(req)
+	if err != nil {
+		return 0, false, fmt.Errorf("GET %s: %w", u, err)
+	}
+	defer resp.Body.Close()
+	flags := os.O_CREATE | os.O_WRONLY
+	var total int64 = -1
+	switch {
+	case resp.StatusCode == http.StatusPartialContent && have > 0:
+		start, size, ok := parseContentRange(resp.Header.Get("Content-Range"))
+		if !ok || start != have {
+			return 0, false, fmt.Errorf("GET %s: asked for bytes from %d, got Content-Range %q", u, have, resp.Header.Get("Content-Range"))
+		}
+		flags |= os.O_APPEND
+		total = size
+	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && have > 0:
+		// The partial file is as long as the file or longer: start over.
+		resp.Body.Close()
+		os.Remove(part)
+		return download(ctx, opts, u, part, name)
+	case resp.StatusCode == http.StatusOK:
+		flags |= os.O_TRUNC
+		have = 0
+		total = resp.ContentLength
+	default:
+		return 0, false, fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	out, err := os.OpenFile(part, flags, 0o644)
+	if err != nil {
+		return 0, false, err
+	}
+	var w io.Writer = out
+	if opts.Progress != nil {
+		t := opts.Progress.Track(name, total, have, "bytes")
+		defer t.Done()
+		w = io.MultiWriter(out, t)
+	}
+	n, err := io.Copy(w, resp.Body)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("GET %s: after %d bytes: %w (run fetch again to resume)", u, have+n, err)
+	}
+	if total >= 0 && have+n != total {
+		return 0, false, fmt.Errorf("GET %s: got %d of %d bytes (run fetch again to resume)", u, have+n, total)
+	}
+	return have + n, have > 0, nil
+}
+
+// parseContentRange parses "bytes START-END/SIZE" (SIZE may be *).
+func parseContentRange(s string) (start, size int64, ok bool) {
+	s, found := strings.CutPrefix(s, "bytes ")
+	if !found {
+		return 0, 0, false
+	}
+	rng, sz, found := strings.Cut(s, "/")
+	if !found {
+		return 0, 0, false
+	}
+	a, _, found := strings.Cut(rng, "-")
+	if !found {
+		return 0, 0, false
+	}
+	start, err := strconv.ParseInt(a, 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	size = -1
+	if sz != "*" {
+		if size, err = strconv.ParseInt(sz, 10, 64); err != nil {
+			return 0, 0, false
+		}
+	}
+	return start, size, true
+}
+
+// fileSums hashes a file with sha256 and md5.
+func fileSums(p string) (map[string]string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	hs := map[string]hash.Hash{"sha256": sha256.New(), "md5": md5.New()}
+	if _, err := io.Copy(io.MultiWriter(hs["sha256"], hs["md5"]), f); err != nil {
+		return nil, fmt.Errorf("hash %s: %w", p, err)
+	}
+	out := map[string]string{}
+	for k, h := range hs {
+		out[k] = hex.EncodeToString(h.Sum(nil))
+	}
+	return out, nil
+}
+
+// verify compares the sums with the published ones.
+func verify(f *config.FetchFile, sums map[string]string) error {
+	if f.SHA256 != "" && sums["sha256"] != f.SHA256 {
+		return fmt.Errorf("%w: sha256 is %s, published %s", ErrChecksum, sums["sha256"], f.SHA256)
+	}
+	if f.MD5 != "" && sums["md5"] != f.MD5 {
+		return fmt.Errorf("%w: md5 is %s, published %s", ErrChecksum, sums["md5"], f.MD5)
+	}
+	return nil
+}
+
+// extract writes the regular files of an archive below f.Extract into a
+// staging folder, then swaps it in for dest. It returns the file count.
+func extract(archive string, f *config.FetchFile, dest string) (int, error) {
+	stage := dest + ".extracting"
+	os.RemoveAll(stage)
+	defer os.RemoveAll(stage)
+	n := 0
+	put := func(name string, r io.Reader) error {
+		rel, ok := archivePath(name, f.Extract)
+		if !ok {
+			return nil
+		}
+		p := filepath.Join(stage, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		out, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, r); err != nil {
+			out.Close()
+			return fmt.Errorf("extract %s: %w", name, err)
+		}
+		n++
+		return out.Close()
+	}
+	var err error
+	switch f.Archive {
+	case "tar.gz":
+		err = extractTarGz(archive, put)
+	case "zip":
+		err = extractZip(archive, put)
+	default:
+		err = fmt.Errorf("unknown archive %q", f.Archive)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("the archive has no files under %q", f.Extract)
+	}
+	if err := os.RemoveAll(dest); err != nil {
+		return 0, err
+	}
+	return n, os.Rename(stage, dest)
+}
+
+// archivePath maps an archive member to its path below the extract
+// folder, after the archive's top folder; ok is false for members outside
+// it or with an unsafe name.
+func archivePath(name, under string) (string, bool) {
+	name = strings.TrimPrefix(path.Clean("/"+name), "/")
+	_, rest, found := strings.Cut(name, "/") // the top folder
+	if !found {
+		return "", false
+	}
+	if under != "" {
+		r, ok := strings.CutPrefix(rest, strings.Trim(under, "/")+"/")
+		if !ok {
+			return "", false
+		}
+		rest = r
+	}
+	return rest, rest != "" && filepath.IsLocal(filepath.FromSlash(rest))
+}
+
+func extractTarGz(p string, put func(string, io.Reader) error) error {
+	fh, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	zr, err := gzip.NewReader(fh)
+	if err != nil {
+		return fmt.Errorf("not a tar.gz: %w", err)
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read tar.gz: %w", err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		if err := put(h.Name, tr); err != nil {
+			return err
+		}
+	}
+}
+
+func extractZip(p string, put func(string, io.Reader) error) error {
+	zr, err := zip.OpenReader(p)
+	if err != nil {
+		return fmt.Errorf("not a zip: %w", err)
+	}
+	defer zr.Close()
+	for _, zf := range zr.File {
+		if !zf.Mode().IsRegular() {
+			continue
+		}
+		r, err := zf.Open()
+		if err != nil {
+			return fmt.Errorf("read zip %s: %w", zf.Name, err)
+		}
+		err = put(zf.Name, r)
+		r.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
