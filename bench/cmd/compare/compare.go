@@ -28,10 +28,13 @@ type result struct {
 	VsDuckDB float64  `json:"wall_vs_duckdb,omitempty"`
 	// RowCheck is "ok" when every table written has agora's row count,
 	// else the tables that differ.
-	RowCheck string           `json:"row_check"`
-	Rows     map[string]int64 `json:"rows"`
-	Reps     []measurement    `json:"reps"`
-	Error    string           `json:"error,omitempty"`
+	RowCheck string `json:"row_check"`
+	// Values is the --verify result: "equal" when every table written
+	// holds the same rows as agora's (compared by value with DuckDB).
+	Values string           `json:"values,omitempty"`
+	Rows   map[string]int64 `json:"rows"`
+	Reps   []measurement    `json:"reps"`
+	Error  string           `json:"error,omitempty"`
 }
 
 // report is what results.json holds.
@@ -95,10 +98,24 @@ func compare(o options, stdout, stderr io.Writer) error {
 				res[e].Reps = append(res[e].Reps, m)
 			}
 		}
+		summarise(res)
+		if o.verify && res["agora"] != nil && len(res["agora"].Reps) > 0 {
+			agoraOut := filepath.Join(o.work, "out", "agora", in.Dataset)
+			for _, e := range o.engines {
+				r := res[e]
+				if e == "agora" || len(r.Reps) == 0 {
+					continue
+				}
+				v, err := verifyInChild(agoraOut, filepath.Join(o.work, "out", e), sortedKeys(r.Rows))
+				if err != nil {
+					return fmt.Errorf("verify %s: %w", e, err)
+				}
+				r.Values = v
+			}
+		}
 		if !o.keep {
 			os.RemoveAll(filepath.Join(o.work, "out"))
 		}
-		summarise(res)
 		for _, e := range o.engines {
 			rep.Results = append(rep.Results, *res[e])
 		}
@@ -270,16 +287,20 @@ func median(xs []float64) float64 {
 // writeMarkdown prints the results as a Markdown table.
 func writeMarkdown(w io.Writer, rep report) {
 	fmt.Fprintf(w, "\n%d threads per engine, median of %d repetition(s)\n\n", rep.Threads, rep.Reps)
-	fmt.Fprintln(w, "| dataset | scale | engine | tables | input MB | median wall s | MB/s | peak RSS MB | wall vs agora | wall vs DuckDB | rows |")
-	fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Fprintln(w, "| dataset | scale | engine | tables | input MB | median wall s | MB/s | peak RSS MB | wall vs agora | wall vs DuckDB | rows | values |")
+	fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|---|")
 	for _, r := range rep.Results {
 		if r.Error != "" {
-			fmt.Fprintf(w, "| %s | %s | %s | | %.1f | | | | | | FAILED: %s |\n", r.Dataset, r.Scale, r.Engine, r.InputMB, strings.ReplaceAll(r.Error, "|", "/"))
+			fmt.Fprintf(w, "| %s | %s | %s | | %.1f | | | | | | FAILED: %s | |\n", r.Dataset, r.Scale, r.Engine, r.InputMB, strings.ReplaceAll(r.Error, "|", "/"))
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %.1f | %.2f | %.1f | %.0f | %s | %s | %s |\n",
+		values := r.Values
+		if values == "" {
+			values = "-"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %.1f | %.2f | %.1f | %.0f | %s | %s | %s | %s |\n",
 			r.Dataset, r.Scale, r.Engine, r.Tables, r.InputMB, r.WallS, r.MBps, r.RSSMB,
-			ratio(r.VsAgora), ratio(r.VsDuckDB), r.RowCheck)
+			ratio(r.VsAgora), ratio(r.VsDuckDB), r.RowCheck, values)
 	}
 	fmt.Fprintln(w)
 }

@@ -3,7 +3,7 @@
 // a Markdown table of median wall time, throughput, peak RSS and ratios.
 //
 //	cd bench && go run ./cmd/compare --repo .. [--work DIR] [--sets crowdrag25:10,50;delidata:10;habermas:1]
-//	    [--engines agora,duckdb,polars,pyarrow] [--reps 3] [--threads 2] [--quick]
+//	    [--engines agora,duckdb,polars,pyarrow] [--reps 3] [--threads 2] [--verify] [--quick]
 //
 // Every engine runs as a child process (DuckDB by re-executing this binary
 // with a hidden subcommand), so the peak RSS reported is the child's. The
@@ -24,6 +24,12 @@ import (
 // duckdbChild is the hidden subcommand that runs one SQL file in DuckDB.
 const duckdbChild = "__duckdb"
 
+// verifyChild is the hidden subcommand of --verify. It runs in a child so
+// that DuckDB's memory never enters the parent: on Linux a child's peak
+// RSS starts at its parent's RSS at fork (exec keeps the old high-water
+// mark), so the parent must stay small.
+const verifyChild = "__verify"
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -40,6 +46,7 @@ type options struct {
 	build   bool
 	keep    bool
 	quick   bool
+	verify  bool
 }
 
 // inputSet is one dataset at one generator scale.
@@ -60,6 +67,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == duckdbChild {
 		if err := runDuckDBChild(args[1:], stdout); err != nil {
 			fmt.Fprintf(stderr, "compare %s: %v\n", duckdbChild, err)
+			return 1
+		}
+		return 0
+	}
+	if len(args) > 0 && args[0] == verifyChild {
+		if err := runVerifyChild(args[1:], stdout); err != nil {
+			fmt.Fprintf(stderr, "compare %s: %v\n", verifyChild, err)
 			return 1
 		}
 		return 0
@@ -91,6 +105,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	python := fs.String("python", "", "Python with polars and pyarrow (default REPO/.venv/bin/python, made by make interop's venv target)")
 	noBuild := fs.Bool("no-build", false, "use REPO/bin/agora and REPO/bin/agora-gen as they are")
 	keep := fs.Bool("keep", false, "keep each engine's last output under WORK/out")
+	verify := fs.Bool("verify", false, "after the last repetition, compare every table with agora's by value (DuckDB EXCEPT ALL)")
 	quick := fs.Bool("quick", false, "smoke test: tiny inputs ("+quickSets+") and one repetition unless --sets/--reps are given")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: compare [flags]\n\n")
@@ -105,7 +120,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
-	o := options{reps: *reps, threads: *threads, build: !*noBuild, keep: *keep, quick: *quick}
+	o := options{reps: *reps, threads: *threads, build: !*noBuild, keep: *keep, quick: *quick, verify: *verify}
 	var err error
 	if o.repo, err = filepath.Abs(*repo); err != nil {
 		return options{}, fmt.Errorf("--repo: %w", err)
