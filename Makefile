@@ -81,7 +81,7 @@ soak:
 BENCH_ARGS ?=
 bench: $(VENV)/.installed
 	$(GO) test -run=NONE -bench=. -benchmem ./stages ./sinks
-	cd bench && $(GO) test -run=NONE -bench=. -benchmem ./writer
+	cd bench && $(GO) test -run=NONE -bench=. -benchmem -benchtime=5x ./writer
 	cd bench && $(GO) run ./cmd/compare --repo .. $(BENCH_ARGS)
 
 ## bench-quick: the comparison on tiny inputs, one repetition (a smoke test)
