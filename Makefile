@@ -6,7 +6,7 @@ VENV    := .venv
 PYTHON  ?= python3
 FUZZTIME ?= 30s
 
-.PHONY: all build run check test unit e2e npm interop vet fmt fmt-check samples habermas-sample fuzz soak bench config-reference clean
+.PHONY: all build run check test unit e2e npm interop vet fmt fmt-check samples habermas-sample fuzz soak bench bench-quick config-reference clean
 
 all: build
 
@@ -75,9 +75,18 @@ fuzz:
 soak:
 	SOAK_RUNS=$${SOAK_RUNS:-10} SOAK_SCALE=$${SOAK_SCALE:-0.5} $(GO) test -tags soak -run TestSoak -count=1 -v -timeout 60m ./cmd/agora
 
-## bench: Go benchmarks of the stages and the writer
-bench:
+## bench: Go benchmarks of the stages and the writer, the pqarrow/parquet-go writer comparison, then
+## agora against DuckDB, polars and pyarrow on generated inputs (bench/, a separate module; not part of make test).
+## BENCH_ARGS go to the comparison, e.g. make bench BENCH_ARGS='--sets crowdrag25:10 --reps 3 --verify'
+BENCH_ARGS ?=
+bench: $(VENV)/.installed
 	$(GO) test -run=NONE -bench=. -benchmem ./stages ./sinks
+	cd bench && $(GO) test -run=NONE -bench=. -benchmem -benchtime=5x ./writer
+	cd bench && $(GO) run ./cmd/compare --repo .. $(BENCH_ARGS)
+
+## bench-quick: the comparison on tiny inputs, one repetition (a smoke test)
+bench-quick: $(VENV)/.installed
+	cd bench && $(GO) run ./cmd/compare --repo .. --quick --verify $(BENCH_ARGS)
 
 ## config-reference: regenerate README.md's pipeline.yaml reference from config/ (go test ./config/gendoc checks it)
 config-reference:

@@ -1,0 +1,359 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// result is one engine on one input set, over all repetitions.
+type result struct {
+	Dataset string  `json:"dataset"`
+	Scale   string  `json:"scale"`
+	Engine  string  `json:"engine"`
+	InputMB float64 `json:"input_mb"`
+	// Tables is how many of agora's tables the engine wrote, "n/m".
+	Tables   string   `json:"tables"`
+	Missing  []string `json:"tables_missing,omitempty"`
+	WallS    float64  `json:"median_wall_s"`
+	MBps     float64  `json:"mb_per_s"`
+	RSSMB    float64  `json:"peak_rss_mb"`
+	VsAgora  float64  `json:"wall_vs_agora,omitempty"`
+	VsDuckDB float64  `json:"wall_vs_duckdb,omitempty"`
+	// RowCheck is "ok" when every table written has agora's row count,
+	// else the tables that differ.
+	RowCheck string `json:"row_check"`
+	// Values is the --verify result: "equal" when every table written
+	// holds the same rows as agora's (compared by value with DuckDB).
+	Values string           `json:"values,omitempty"`
+	Rows   map[string]int64 `json:"rows"`
+	Reps   []measurement    `json:"reps"`
+	Error  string           `json:"error,omitempty"`
+}
+
+// report is what results.json holds.
+type report struct {
+	Threads int      `json:"threads"`
+	Reps    int      `json:"reps"`
+	Results []result `json:"results"`
+}
+
+// compare builds agora, generates the inputs, times every engine on every
+// input set and prints the table.
+func compare(o options, stdout, stderr io.Writer) error {
+	if err := os.MkdirAll(o.work, 0o755); err != nil {
+		return fmt.Errorf("work folder: %w", err)
+	}
+	if o.build {
+		for _, b := range [][2]string{{"bin/agora", "./cmd/agora"}, {"bin/agora-gen", "./cmd/agora-gen"}} {
+			cmd := exec.Command("go", "build", "-o", b[0], b[1])
+			cmd.Dir = o.repo
+			cmd.Stderr = stderr
+			if err := cmd.Run(); err != nil {
+				return fmt.Errorf("go build %s: %w", b[1], err)
+			}
+		}
+	}
+	if usesPython(o.engines) {
+		if _, err := os.Stat(o.python); err != nil {
+			return fmt.Errorf("python %s (make .venv/.installed, or --python, or --engines agora,duckdb): %w", o.python, err)
+		}
+	}
+	rep := report{Threads: o.threads, Reps: o.reps}
+	for _, in := range o.sets {
+		data, err := generate(o, in, stderr)
+		if err != nil {
+			return err
+		}
+		size, err := dirBytes(filepath.Join(data, in.Dataset))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "== %s ×%s: %.1f MB of input\n", in.Dataset, in.Scale, float64(size)/1e6)
+		configs := map[string]string{"agora": filepath.Join(o.repo, "pipeline.yaml")}
+		engines := o.engines
+		if contains(engines, "agora-same") {
+			same := filepath.Join(o.work, "config", "pipeline-"+in.Dataset+"-same.yaml")
+			tables, err := sqlTables(filepath.Join(o.repo, "bench", "sql", datasets[in.Dataset].sql))
+			if err != nil {
+				return err
+			}
+			all, err := subsetConfig(configs["agora"], same, in.Dataset, tables)
+			if err != nil {
+				return err
+			}
+			configs["agora-same"] = same
+			if len(all) == len(tables) {
+				engines = without(engines, "agora-same") // the same run as agora
+			}
+		}
+		res := map[string]*result{}
+		for _, e := range engines {
+			res[e] = &result{Dataset: in.Dataset, Scale: in.Scale, Engine: e, InputMB: float64(size) / 1e6}
+		}
+		// Engines take turns within a repetition so that load from other
+		// users of the machine hits all of them alike.
+		for r := 0; r < o.reps; r++ {
+			for _, e := range engines {
+				if res[e].Error != "" {
+					continue
+				}
+				out := filepath.Join(o.work, "out", e)
+				m, err := runEngine(o, e, in, data, out, configs[e])
+				if err != nil {
+					res[e].Error = firstLine(err.Error())
+					fmt.Fprintf(stderr, "   %-8s rep %d: FAILED: %v\n", e, r+1, err)
+					continue
+				}
+				fmt.Fprintf(stderr, "   %-8s rep %d: %6.2f s  %6.0f MB RSS\n", e, r+1, m.Wall, float64(m.MaxRSS)/1024)
+				res[e].Reps = append(res[e].Reps, m)
+			}
+		}
+		summarise(res)
+		if o.verify && res["agora"] != nil && len(res["agora"].Reps) > 0 {
+			agoraOut := filepath.Join(o.work, "out", "agora", in.Dataset)
+			for _, e := range engines {
+				r := res[e]
+				if e == "agora" || e == "agora-same" || len(r.Reps) == 0 {
+					continue
+				}
+				v, err := verifyInChild(agoraOut, filepath.Join(o.work, "out", e), sortedKeys(r.Rows))
+				if err != nil {
+					return fmt.Errorf("verify %s: %w", e, err)
+				}
+				r.Values = v
+			}
+		}
+		if !o.keep {
+			os.RemoveAll(filepath.Join(o.work, "out"))
+		}
+		for _, e := range engines {
+			rep.Results = append(rep.Results, *res[e])
+		}
+	}
+	writeMarkdown(stdout, rep)
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	path := filepath.Join(o.work, "results.json")
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	fmt.Fprintf(stderr, "results: %s\n", path)
+	for _, r := range rep.Results {
+		if r.Error != "" {
+			return fmt.Errorf("%s ×%s %s failed: %s", r.Dataset, r.Scale, r.Engine, r.Error)
+		}
+	}
+	return nil
+}
+
+func usesPython(engines []string) bool {
+	for _, e := range engines {
+		if e == "polars" || e == "pyarrow" {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func without(xs []string, x string) []string {
+	var out []string
+	for _, y := range xs {
+		if y != x {
+			out = append(out, y)
+		}
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// generate writes the input set with agora-gen under WORK/data once and
+// returns the data root to pass to the engines.
+func generate(o options, in inputSet, stderr io.Writer) (string, error) {
+	root := filepath.Join(o.work, "data", in.Dataset+"-x"+in.Scale)
+	done := filepath.Join(root, ".complete")
+	if _, err := os.Stat(done); err == nil {
+		return root, nil
+	}
+	if err := os.RemoveAll(root); err != nil {
+		return "", fmt.Errorf("clear %s: %w", root, err)
+	}
+	cmd := exec.Command(filepath.Join(o.repo, "bin", "agora-gen"), in.Dataset,
+		"--out", filepath.Join(root, in.Dataset), "--scale", in.Scale)
+	cmd.Stdout = stderr
+	cmd.Stderr = stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("agora-gen %s --scale %s: %w", in.Dataset, in.Scale, err)
+	}
+	if err := os.WriteFile(done, nil, 0o644); err != nil {
+		return "", fmt.Errorf("mark inputs complete: %w", err)
+	}
+	return root, nil
+}
+
+// dirBytes is the size of the files under dir.
+func dirBytes(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			n += info.Size()
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("input size: %w", err)
+	}
+	return n, nil
+}
+
+// summarise fills medians, ratios and the row check of one input set.
+func summarise(res map[string]*result) {
+	for _, r := range res {
+		if len(r.Reps) == 0 {
+			continue
+		}
+		var walls, rss []float64
+		for _, m := range r.Reps {
+			walls = append(walls, m.Wall)
+			rss = append(rss, float64(m.MaxRSS)/1024)
+		}
+		r.WallS = median(walls)
+		r.RSSMB = median(rss)
+		if r.WallS > 0 {
+			r.MBps = r.InputMB / r.WallS
+		}
+		r.Rows = r.Reps[len(r.Reps)-1].Rows
+		r.Missing = r.Reps[len(r.Reps)-1].Skipped
+	}
+	agora, duck := res["agora"], res["duckdb"]
+	for _, r := range res {
+		if len(r.Reps) == 0 {
+			r.RowCheck = "failed"
+			continue
+		}
+		// The ratio is against the agora run writing the same tables.
+		base := agora
+		if same := res["agora-same"]; same != nil && same.WallS > 0 && r.Engine != "agora" && r.Engine != "agora-same" && sameKeys(r.Rows, same.Rows) {
+			base = same
+		}
+		if base != nil && base.WallS > 0 {
+			r.VsAgora = r.WallS / base.WallS
+		}
+		if duck != nil && duck.WallS > 0 {
+			r.VsDuckDB = r.WallS / duck.WallS
+		}
+		r.RowCheck = "ok"
+		if agora == nil || len(agora.Reps) == 0 {
+			r.RowCheck = "no agora run"
+			r.Tables = fmt.Sprint(len(r.Rows))
+			continue
+		}
+		r.Tables = fmt.Sprintf("%d/%d", countCommon(r.Rows, agora.Rows), len(agora.Rows))
+		var diffs []string
+		for _, t := range sortedKeys(r.Rows) {
+			want, ok := agora.Rows[t]
+			switch {
+			case !ok:
+				diffs = append(diffs, t+": not an agora table")
+			case want != r.Rows[t]:
+				diffs = append(diffs, fmt.Sprintf("%s: %d rows, agora %d", t, r.Rows[t], want))
+			}
+		}
+		if len(diffs) > 0 {
+			r.RowCheck = "WARNING " + strings.Join(diffs, "; ")
+		}
+	}
+}
+
+func sameKeys(a, b map[string]int64) bool {
+	return len(a) == len(b) && countCommon(a, b) == len(a)
+}
+
+func countCommon(a, b map[string]int64) int {
+	n := 0
+	for k := range a {
+		if _, ok := b[k]; ok {
+			n++
+		}
+	}
+	return n
+}
+
+func sortedKeys(m map[string]int64) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// writeMarkdown prints the results as a Markdown table.
+func writeMarkdown(w io.Writer, rep report) {
+	fmt.Fprintf(w, "\n%d threads per engine, median of %d repetition(s). \"wall vs agora\" is against the agora run "+
+		"writing the same tables (agora-same where the engine writes fewer tables than agora).\n\n", rep.Threads, rep.Reps)
+	fmt.Fprintln(w, "| dataset | scale | engine | tables | input MB | median wall s | MB/s | peak RSS MB | wall vs agora | wall vs DuckDB | rows | values |")
+	fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|---|")
+	for _, r := range rep.Results {
+		if r.Error != "" {
+			fmt.Fprintf(w, "| %s | %s | %s | | %.1f | | | | | | FAILED: %s | |\n", r.Dataset, r.Scale, r.Engine, r.InputMB, strings.ReplaceAll(r.Error, "|", "/"))
+			continue
+		}
+		values := r.Values
+		if values == "" {
+			values = "-"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %.1f | %.2f | %.1f | %.0f | %s | %s | %s | %s |\n",
+			r.Dataset, r.Scale, r.Engine, r.Tables, r.InputMB, r.WallS, r.MBps, r.RSSMB,
+			ratio(r.VsAgora), ratio(r.VsDuckDB), r.RowCheck, values)
+	}
+	fmt.Fprintln(w)
+}
+
+func ratio(x float64) string {
+	if x == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", x)
+}

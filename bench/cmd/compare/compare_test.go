@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestMain lets the test binary stand in for the compare binary when it
+// re-executes itself for the DuckDB and --verify children.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && (os.Args[1] == duckdbChild || os.Args[1] == verifyChild) {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func TestParseSets(t *testing.T) {
+	got, err := parseSets("crowdrag25:10,50; delidata:0.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []inputSet{{"crowdrag25", "10"}, {"crowdrag25", "50"}, {"delidata", "0.5"}}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+	for _, bad := range []string{"", "crowdrag25", "nope:1", "delidata:0", "delidata:x"} {
+		if _, err := parseSets(bad); err == nil {
+			t.Errorf("parseSets(%q): no error", bad)
+		}
+	}
+}
+
+func TestSplitSQL(t *testing.T) {
+	got, err := splitSQL("-- header\n-- table: a\nCOPY (SELECT 1) TO '{{out}}/a';\n\n-- table: b_2\nSELECT '{{data}}';\n", "/d'x", "/o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Name != "a" || got[1].Name != "b_2" {
+		t.Fatalf("tables %+v", got)
+	}
+	if got[0].SQL != "COPY (SELECT 1) TO '/o/a';" || got[1].SQL != "SELECT '/d''x';" {
+		t.Fatalf("SQL %q, %q", got[0].SQL, got[1].SQL)
+	}
+}
+
+func TestSQLFilesMatchPipeline(t *testing.T) {
+	for ds, d := range datasets {
+		tables, err := sqlTables(filepath.Join("..", "..", "sql", d.sql))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := subsetConfig(filepath.Join("..", "..", "..", "pipeline.yaml"), filepath.Join(t.TempDir(), "p.yaml"), ds, tables)
+		if err != nil {
+			t.Fatalf("%s: %v", ds, err)
+		}
+		if len(tables) == 0 || len(tables) > len(all) {
+			t.Errorf("%s: SQL tables %v, pipeline tables %v", ds, tables, all)
+		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	if m := median([]float64{3, 1, 2}); m != 2 {
+		t.Errorf("median odd = %v", m)
+	}
+	if m := median([]float64{4, 1, 2, 3}); m != 2.5 {
+		t.Errorf("median even = %v", m)
+	}
+}
+
+// TestQuickCompare runs the whole comparison on tiny inputs: every engine
+// row must be in the table with agora's row counts and parseable ratios.
+func TestQuickCompare(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds agora and runs it")
+	}
+	repo, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	engines := "agora,agora-same,duckdb"
+	if _, err := os.Stat(filepath.Join(repo, ".venv", "bin", "python")); err == nil {
+		engines += ",polars,pyarrow"
+	} else {
+		t.Logf("no %s/.venv: polars and pyarrow left out", repo)
+	}
+	work := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	args := []string{"--repo", repo, "--work", work, "--quick", "--sets", "crowdrag25:0.1;delidata:0.1", "--engines", engines, "--verify"}
+	if code := run(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("compare exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	var rows [][]string
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if strings.HasPrefix(line, "| crowdrag25 ") || strings.HasPrefix(line, "| delidata ") {
+			rows = append(rows, strings.Split(strings.Trim(line, "| "), " | "))
+		}
+	}
+	n := len(strings.Split(engines, ",")) // crowdrag25 has no agora-same row: DuckDB writes every table
+	if want := 2*n - 1; len(rows) != want {
+		t.Fatalf("%d table rows, want %d:\n%s", len(rows), want, stdout.String())
+	}
+	for _, r := range rows {
+		if len(r) != 12 {
+			t.Fatalf("row has %d cells: %q", len(r), r)
+		}
+		for _, c := range []int{4, 5, 6, 7, 8, 9} {
+			if _, err := strconv.ParseFloat(r[c], 64); err != nil {
+				t.Errorf("%s %s: cell %d %q is not a number", r[0], r[2], c, r[c])
+			}
+		}
+		if r[10] != "ok" {
+			t.Errorf("%s %s: row check %q", r[0], r[2], r[10])
+		}
+		if v := r[11]; !strings.HasPrefix(r[2], "agora") && v != "equal" {
+			t.Errorf("%s %s: values %q", r[0], r[2], v)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(work, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != len(rows) {
+		t.Errorf("results.json has %d results, the table %d", len(rep.Results), len(rows))
+	}
+}
