@@ -24,29 +24,86 @@ type Ballot map[string]int
 // Winners returns every Schulze winner, sorted by id. Candidates a ballot
 // does not rank are ranked below all it does.
 func Winners(candidates []string, ballots []Ballot) ([]string, error) {
-	if len(ballots) == 0 || len(candidates) == 0 {
+	t := &Tally{}
+	for _, b := range ballots {
+		t.Add(b)
+	}
+	return t.Winners(candidates)
+}
+
+// Tally counts ballots as they come, keeping only pairwise counts (memory
+// in the square of the candidates, not in the ballots), for Winners at
+// the end.
+type Tally struct {
+	ballots int
+	idx     map[string]int
+	names   []string
+	ranked  []int          // ballots ranking candidate i
+	both    map[[2]int]int // ballots ranking both i and j (i < j)
+	above   map[[2]int]int // ballots ranking i strictly above j
+}
+
+// Add counts one ballot.
+func (t *Tally) Add(b Ballot) {
+	if t.idx == nil {
+		t.idx, t.both, t.above = map[string]int{}, map[[2]int]int{}, map[[2]int]int{}
+	}
+	t.ballots++
+	ids := make([]int, 0, len(b))
+	for c := range b {
+		i, ok := t.idx[c]
+		if !ok {
+			i = len(t.names)
+			t.idx[c] = i
+			t.names = append(t.names, c)
+			t.ranked = append(t.ranked, 0)
+		}
+		t.ranked[i]++
+		ids = append(ids, i)
+	}
+	for x, i := range ids {
+		for _, j := range ids[x+1:] {
+			t.both[[2]int{min(i, j), max(i, j)}]++
+			ri, rj := b[t.names[i]], b[t.names[j]]
+			switch {
+			case ri < rj:
+				t.above[[2]int{i, j}]++
+			case rj < ri:
+				t.above[[2]int{j, i}]++
+			}
+		}
+	}
+}
+
+// Winners returns every Schulze winner among candidates, sorted by id.
+func (t *Tally) Winners(candidates []string) ([]string, error) {
+	if t.ballots == 0 || len(candidates) == 0 {
 		return nil, ErrNoBallots
 	}
 	cs := append([]string(nil), candidates...)
 	sort.Strings(cs)
 	n := len(cs)
+	// d[a][b]: ballots ranking a above b, where a ballot ranking a but
+	// not b ranks a above b.
 	d := make([][]int, n)
 	for i := range d {
 		d[i] = make([]int, n)
 	}
-	for _, b := range ballots {
-		rank := func(c string) int {
-			if r, ok := b[c]; ok {
-				return r
-			}
-			return int(^uint(0) >> 1) // unranked: last
+	for a := 0; a < n; a++ {
+		ia, okA := t.idx[cs[a]]
+		if !okA {
+			continue // ranked by no ballot: above nothing
 		}
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				if i != j && rank(cs[i]) < rank(cs[j]) {
-					d[i][j]++
-				}
+		for b := 0; b < n; b++ {
+			if a == b {
+				continue
 			}
+			ib, okB := t.idx[cs[b]]
+			if !okB {
+				d[a][b] = t.ranked[ia]
+				continue
+			}
+			d[a][b] = t.above[[2]int{ia, ib}] + t.ranked[ia] - t.both[[2]int{min(ia, ib), max(ia, ib)}]
 		}
 	}
 	p := make([][]int, n)
@@ -91,6 +148,16 @@ func Winners(candidates []string, ballots []Ballot) ([]string, error) {
 // and whether the result was a tie.
 func Winner(candidates []string, ballots []Ballot) (winner string, tie bool, err error) {
 	ws, err := Winners(candidates, ballots)
+	if err != nil {
+		return "", false, err
+	}
+	return ws[0], len(ws) > 1, nil
+}
+
+// Winner returns the tally's Schulze winner among candidates, the
+// smallest id among tied winners, and whether the result was a tie.
+func (t *Tally) Winner(candidates []string) (winner string, tie bool, err error) {
+	ws, err := t.Winners(candidates)
 	if err != nil {
 		return "", false, err
 	}

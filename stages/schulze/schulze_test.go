@@ -2,6 +2,9 @@ package schulze
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -75,4 +78,94 @@ func TestOrderOfInputsDoesNotMatter(t *testing.T) {
 	if w1 != w2 || w1 != "E" {
 		t.Fatalf("%s vs %s", w1, w2)
 	}
+}
+
+// The tally must give the winners a direct count of the ballots gives,
+// including ballots that leave candidates out and ties within a ballot.
+func TestTallyMatchesDirectCount(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for trial := 0; trial < 500; trial++ {
+		n := 1 + rng.IntN(6)
+		cands := make([]string, n)
+		for i := range cands {
+			cands[i] = fmt.Sprintf("c%d", i)
+		}
+		var ballots []Ballot
+		for v := rng.IntN(12); v >= 0; v-- {
+			b := Ballot{}
+			for _, c := range cands {
+				if rng.IntN(5) > 0 {
+					b[c] = rng.IntN(n)
+				}
+			}
+			ballots = append(ballots, b)
+		}
+		want, werr := directWinners(cands, ballots)
+		tl := &Tally{}
+		for _, b := range ballots {
+			tl.Add(b)
+		}
+		got, gerr := tl.Winners(cands)
+		if (werr != nil) != (gerr != nil) || !slices.Equal(got, want) {
+			t.Fatalf("trial %d: tally %v (%v), direct %v (%v); ballots %v", trial, got, gerr, want, werr, ballots)
+		}
+	}
+}
+
+// directWinners is the textbook computation from the ballots.
+func directWinners(candidates []string, ballots []Ballot) ([]string, error) {
+	if len(ballots) == 0 || len(candidates) == 0 {
+		return nil, ErrNoBallots
+	}
+	cs := append([]string(nil), candidates...)
+	slices.Sort(cs)
+	n := len(cs)
+	rank := func(b Ballot, c string) int {
+		if r, ok := b[c]; ok {
+			return r
+		}
+		return 1 << 30
+	}
+	d := make([][]int, n)
+	for i := range d {
+		d[i] = make([]int, n)
+		for j := range d[i] {
+			for _, b := range ballots {
+				if i != j && rank(b, cs[i]) < rank(b, cs[j]) {
+					d[i][j]++
+				}
+			}
+		}
+	}
+	p := make([][]int, n)
+	for i := range p {
+		p[i] = make([]int, n)
+		for j := 0; j < n; j++ {
+			if i != j && d[i][j] > d[j][i] {
+				p[i][j] = d[i][j]
+			}
+		}
+	}
+	for k := 0; k < n; k++ {
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				if i != k && j != i && j != k {
+					p[i][j] = max(p[i][j], min(p[i][k], p[k][j]))
+				}
+			}
+		}
+	}
+	var out []string
+	for i := 0; i < n; i++ {
+		wins := true
+		for j := 0; j < n; j++ {
+			if i != j && p[i][j] < p[j][i] {
+				wins = false
+			}
+		}
+		if wins {
+			out = append(out, cs[i])
+		}
+	}
+	return out, nil
 }
