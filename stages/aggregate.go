@@ -18,26 +18,47 @@ import (
 )
 
 // Aggregate groups rows by key columns and emits one row per group, in
-// the order keys first appear, with the key columns, the line of the
-// group's first row, and one column per aggregate. It is Ordered and
-// holds its input until the end (Flush), so its memory is the size of
-// the table it aggregates.
+// the order keys first appear (or sorted by key), with the key columns,
+// the line of the group's first row, and one column per aggregate. It is
+// Ordered and folds each batch into per-group state as it comes: a 16-byte
+// key hash, the group's first row (key columns and line, copied), and each
+// aggregate's accumulator (a count, a number, a copied value, the distinct
+// strings of a union, the pairwise counts of a Schulze tally). Its memory
+// grows with the number of groups, not with the rows aggregated.
 type Aggregate struct {
 	sort   bool
-	keep   []int // input columns held
+	keep   []int // input columns read
 	mem    memory.Allocator
 	in     *arrow.Schema
 	by     []int
+	line   int // the line column in in, or -1
 	aggs   []aggFn
 	schema *arrow.Schema
-	held   []arrow.RecordBatch
+
+	index   map[keyHash]int
+	ngroups int
+	firsts  *rowStore // key columns and line of each group's first row
+	accs    []accumulator
+	keyBuf  []byte
 }
 
 type aggFn struct {
 	spec config.AggColumn
 	typ  arrow.DataType
-	// build computes the column from the whole input and each group's rows.
-	build func(b arrow.RecordBatch, groups [][]int) (arrow.Array, error)
+	// newAcc starts the aggregate's per-group state.
+	newAcc func() accumulator
+}
+
+// accumulator folds rows into per-group state.
+type accumulator interface {
+	// add folds row i of b (the aggregation's input columns) into group g;
+	// groups are numbered from 0 as they first appear.
+	add(b arrow.RecordBatch, i, g int)
+	// endBatch is called after the rows of b were added, before b goes.
+	endBatch(ctx context.Context, b arrow.RecordBatch) error
+	// build returns the column for the groups in order.
+	build(ctx context.Context, order []int) (arrow.Array, error)
+	release()
 }
 
 // Name returns the step kind.
@@ -64,7 +85,7 @@ var AggregateFuncs = map[string]string{
 
 // NewAggregate plans an aggregation of in.
 func NewAggregate(mem memory.Allocator, full *arrow.Schema, cfg *config.Aggregate) (*Aggregate, error) {
-	// Hold only the columns the aggregation reads.
+	// Read only the columns the aggregation needs.
 	need := map[string]bool{pipeline.LineColumn: true}
 	for _, b := range cfg.By {
 		need[b] = true
@@ -88,7 +109,7 @@ func NewAggregate(mem memory.Allocator, full *arrow.Schema, cfg *config.Aggregat
 	if err != nil {
 		return nil, fmt.Errorf("aggregate: by: %w", err)
 	}
-	a := &Aggregate{mem: mem, in: in, keep: keep, by: by, sort: cfg.Sort}
+	a := &Aggregate{mem: mem, in: in, keep: keep, by: by, sort: cfg.Sort, line: colIndex(in, pipeline.LineColumn), index: map[keyHash]int{}}
 	var fields []arrow.Field
 	for _, c := range by {
 		fields = append(fields, in.Field(c))
@@ -110,84 +131,300 @@ func NewAggregate(mem memory.Allocator, full *arrow.Schema, cfg *config.Aggregat
 		seen[f.Name] = true
 	}
 	a.schema = arrow.NewSchema(fields, nil)
+	a.start()
 	return a, nil
 }
 
-// Process holds the columns of the batch the aggregation reads until
-// Flush.
-func (a *Aggregate) Process(_ context.Context, in arrow.RecordBatch, _ *pipeline.Rejects) (arrow.RecordBatch, error) {
+// start sets up empty per-group state.
+func (a *Aggregate) start() {
+	firstCols := append([]int(nil), a.by...)
+	if a.line >= 0 {
+		firstCols = append(firstCols, a.line)
+	}
+	a.firsts = newRowStore(a.mem, firstCols)
+	a.accs = make([]accumulator, len(a.aggs))
+	for i, fn := range a.aggs {
+		a.accs[i] = fn.newAcc()
+	}
+}
+
+// Process folds the batch into the groups' state; it returns nothing
+// until Flush.
+func (a *Aggregate) Process(ctx context.Context, full arrow.RecordBatch, _ *pipeline.Rejects) (arrow.RecordBatch, error) {
 	cols := make([]arrow.Array, len(a.keep))
 	for i, j := range a.keep {
-		cols[i] = in.Column(j)
+		cols[i] = full.Column(j)
 	}
-	a.held = append(a.held, array.NewRecordBatch(a.in, cols, in.NumRows()))
+	b := array.NewRecordBatch(a.in, cols, full.NumRows())
+	defer b.Release()
+	for i := 0; i < int(b.NumRows()); i++ {
+		k := hashRowKey(&a.keyBuf, b, a.by, i)
+		g, ok := a.index[k]
+		if !ok {
+			g = a.ngroups
+			a.ngroups++
+			a.index[k] = g
+			a.firsts.set(g, i)
+		}
+		for _, acc := range a.accs {
+			acc.add(b, i, g)
+		}
+	}
+	if err := a.firsts.endBatch(ctx, b); err != nil {
+		return nil, err
+	}
+	for _, acc := range a.accs {
+		if err := acc.endBatch(ctx, b); err != nil {
+			return nil, err
+		}
+	}
 	return nil, nil
 }
 
-// Close releases held batches if the run ends before Flush.
+// Close releases the groups' state.
 func (a *Aggregate) Close() {
-	for _, b := range a.held {
-		b.Release()
+	if a.firsts != nil {
+		a.firsts.release()
 	}
-	a.held = nil
+	for _, acc := range a.accs {
+		acc.release()
+	}
+	a.firsts, a.accs = nil, nil
+	clear(a.index)
+	a.ngroups = 0
 }
 
-// Flush computes one row per group.
+// Flush emits one row per group.
 func (a *Aggregate) Flush(ctx context.Context, _ *pipeline.Rejects) (arrow.RecordBatch, error) {
-	if len(a.held) == 0 {
+	if a.firsts == nil || a.ngroups == 0 {
 		return nil, nil
 	}
 	defer a.Close()
-	all, err := concatBatches(a.mem, a.in, a.held)
+	order := make([]int, a.ngroups)
+	for g := range order {
+		order[g] = g
+	}
+	out, err := a.firsts.build(ctx, order)
 	if err != nil {
 		return nil, err
-	}
-	defer all.Release()
-	var groups [][]int
-	index := map[string]int{}
-	for i := 0; i < int(all.NumRows()); i++ {
-		k := rowKey(all, a.by, i)
-		g, ok := index[k]
-		if !ok {
-			g = len(groups)
-			index[k] = g
-			groups = append(groups, nil)
-		}
-		groups[g] = append(groups[g], i)
 	}
 	if a.sort {
-		sort.SliceStable(groups, func(x, y int) bool { return lessRow(all, a.by, groups[x][0], groups[y][0]) })
+		keys := array.NewRecordBatch(selectSchema(a.in, a.by), out[:len(a.by)], int64(a.ngroups))
+		idx := make([]int, len(a.by))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(order, func(x, y int) bool { return lessRow(keys, idx, order[x], order[y]) })
+		keys.Release()
+		sorted := make([]int64, len(order))
+		for i, g := range order {
+			sorted[i] = int64(g)
+		}
+		re, err := takeColumns(ctx, a.mem, out, sorted)
+		releaseAll(out)
+		if err != nil {
+			return nil, err
+		}
+		out = re
 	}
-	firsts := make([]int64, len(groups))
-	for g, rows := range groups {
-		firsts[g] = int64(rows[0])
-	}
-	keyCols := make([]arrow.Array, 0, len(a.by)+1)
-	for _, c := range a.by {
-		keyCols = append(keyCols, all.Column(c))
-	}
-	if l := colIndex(a.in, pipeline.LineColumn); l >= 0 {
-		keyCols = append(keyCols, all.Column(l))
-	}
-	out, err := takeColumns(ctx, a.mem, keyCols, firsts)
-	if err != nil {
-		return nil, err
-	}
-	if len(out) == len(a.by) { // no line column in the input
+	if a.line < 0 { // no line column in the input
 		ib := array.NewInt64Builder(a.mem)
-		ib.AppendNulls(len(groups))
+		ib.AppendNulls(a.ngroups)
 		out = append(out, ib.NewArray())
 		ib.Release()
 	}
-	for _, fn := range a.aggs {
-		col, err := fn.build(all, groups)
+	for i, acc := range a.accs {
+		col, err := acc.build(ctx, order)
 		if err != nil {
 			releaseAll(out)
-			return nil, fmt.Errorf("%s: %w", fn.spec.Name, err)
+			return nil, fmt.Errorf("%s: %w", a.aggs[i].spec.Name, err)
 		}
 		out = append(out, col)
 	}
-	return newBatch(a.schema.Fields(), out, int64(len(groups))), nil
+	return newBatch(a.schema.Fields(), out, int64(a.ngroups)), nil
+}
+
+// rowStore keeps copies of chosen rows of some columns, one slot per
+// group: rows chosen while a batch is processed are copied out of it when
+// the batch ends, so the store holds only what it keeps. Slots overwritten
+// leave garbage, collected when it outgrows what is live.
+type rowStore struct {
+	mem    memory.Allocator
+	cols   []int
+	chunks [][]arrow.Array
+	starts []int64 // first global row of each chunk
+	rows   int64   // rows stored over all chunks
+	slots  []int64 // global row per slot, -1 for none
+	pend   []int64 // rows of the current batch to copy
+	pslot  map[int]int
+}
+
+func newRowStore(mem memory.Allocator, cols []int) *rowStore {
+	return &rowStore{mem: mem, cols: cols, pslot: map[int]int{}}
+}
+
+// set chooses row i of the current batch for slot g (a later set of the
+// same slot in the same batch replaces it).
+func (s *rowStore) set(g, i int) {
+	for len(s.slots) <= g {
+		s.slots = append(s.slots, -1)
+	}
+	if p, ok := s.pslot[g]; ok {
+		s.pend[p] = int64(i)
+		return
+	}
+	s.pslot[g] = len(s.pend)
+	s.pend = append(s.pend, int64(i))
+}
+
+// has reports whether slot g holds a row (or one is pending).
+func (s *rowStore) has(g int) bool {
+	if _, ok := s.pslot[g]; ok {
+		return true
+	}
+	return g < len(s.slots) && s.slots[g] >= 0
+}
+
+func (s *rowStore) endBatch(ctx context.Context, b arrow.RecordBatch) error {
+	if len(s.pend) == 0 {
+		return nil
+	}
+	cols := make([]arrow.Array, len(s.cols))
+	for i, c := range s.cols {
+		cols[i] = b.Column(c)
+	}
+	taken, err := takeColumns(ctx, s.mem, cols, s.pend)
+	if err != nil {
+		return err
+	}
+	s.chunks = append(s.chunks, taken)
+	s.starts = append(s.starts, s.rows)
+	for g, p := range s.pslot {
+		s.slots[g] = s.rows + int64(p)
+	}
+	s.rows += int64(len(s.pend))
+	s.pend = s.pend[:0]
+	clear(s.pslot)
+	// Collect garbage (rows of overwritten slots) when it outgrows what
+	// is live: copy the live rows into one chunk.
+	if live := int64(len(s.slots)); s.rows > 2*live+4096 {
+		return s.compact(ctx)
+	}
+	return nil
+}
+
+// compact copies the live rows into one chunk, slot order.
+func (s *rowStore) compact(ctx context.Context) error {
+	order := make([]int, len(s.slots))
+	for g := range order {
+		order[g] = g
+	}
+	cols, err := s.build(ctx, order)
+	if err != nil {
+		return err
+	}
+	s.releaseChunks()
+	s.chunks = [][]arrow.Array{cols}
+	s.starts = []int64{0}
+	s.rows = int64(len(s.slots))
+	for g := range s.slots {
+		if s.slots[g] >= 0 {
+			s.slots[g] = int64(g)
+		}
+	}
+	return nil
+}
+
+// build returns each column's values for the slots in order (null for a
+// slot without a row).
+func (s *rowStore) build(ctx context.Context, order []int) ([]arrow.Array, error) {
+	ib := array.NewInt64Builder(s.mem)
+	defer ib.Release()
+	for _, g := range order {
+		if g < len(s.slots) && s.slots[g] >= 0 {
+			ib.Append(s.slots[g])
+		} else {
+			ib.AppendNull()
+		}
+	}
+	idx := ib.NewArray()
+	defer idx.Release()
+	out := make([]arrow.Array, 0, len(s.cols))
+	for c := range s.cols {
+		parts := make([]arrow.Array, len(s.chunks))
+		for k, ch := range s.chunks {
+			parts[k] = ch[c]
+		}
+		var all arrow.Array
+		if len(parts) == 1 {
+			all = parts[0]
+			all.Retain()
+		} else if len(parts) == 0 {
+			all = array.MakeArrayOfNull(s.mem, s.typeOf(c), 0)
+		} else {
+			var err error
+			if all, err = array.Concatenate(parts, s.mem); err != nil {
+				releaseAll(out)
+				return nil, err
+			}
+		}
+		col, err := takeOne(s.mem, all, idx)
+		all.Release()
+		if err != nil {
+			releaseAll(out)
+			return nil, err
+		}
+		out = append(out, col)
+	}
+	return out, nil
+}
+
+func (s *rowStore) typeOf(c int) arrow.DataType {
+	for _, ch := range s.chunks {
+		return ch[c].DataType()
+	}
+	return arrow.Null
+}
+
+func (s *rowStore) releaseChunks() {
+	for _, ch := range s.chunks {
+		releaseAll(ch)
+	}
+	s.chunks, s.starts = nil, nil
+}
+
+func (s *rowStore) release() { s.releaseChunks() }
+
+// accFuncs adapts closures to accumulator.
+type accFuncs struct {
+	addFn   func(b arrow.RecordBatch, i, g int)
+	endFn   func(ctx context.Context, b arrow.RecordBatch) error
+	buildFn func(ctx context.Context, order []int) (arrow.Array, error)
+	relFn   func()
+}
+
+func (f *accFuncs) add(b arrow.RecordBatch, i, g int) { f.addFn(b, i, g) }
+func (f *accFuncs) endBatch(ctx context.Context, b arrow.RecordBatch) error {
+	if f.endFn == nil {
+		return nil
+	}
+	return f.endFn(ctx, b)
+}
+func (f *accFuncs) build(ctx context.Context, order []int) (arrow.Array, error) {
+	return f.buildFn(ctx, order)
+}
+func (f *accFuncs) release() {
+	if f.relFn != nil {
+		f.relFn()
+	}
+}
+
+// grow extends a per-group slice to hold group g.
+func grow[T any](s []T, g int, zero T) []T {
+	for len(s) <= g {
+		s = append(s, zero)
+	}
+	return s
 }
 
 func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn, error) {
@@ -219,48 +456,56 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 			}
 		}
 		fn.typ = arrow.PrimitiveTypes.Int64
-		fn.build = func(b arrow.RecordBatch, groups [][]int) (arrow.Array, error) {
-			ib := array.NewInt64Builder(mem)
-			defer ib.Release()
-			for _, rows := range groups {
-				var n int64
-				for _, i := range rows {
+		fn.newAcc = func() accumulator {
+			var n []int64
+			return &accFuncs{
+				addFn: func(b arrow.RecordBatch, i, g int) {
+					n = grow(n, g, 0)
 					if pass(b, i) && (c.Fn == "count" || b.Column(args[0]).IsValid(i)) {
-						n++
+						n[g]++
 					}
-				}
-				ib.Append(n)
+				},
+				buildFn: func(_ context.Context, order []int) (arrow.Array, error) {
+					ib := array.NewInt64Builder(mem)
+					defer ib.Release()
+					for _, g := range order {
+						n = grow(n, g, 0)
+						ib.Append(n[g])
+					}
+					return ib.NewArray(), nil
+				},
 			}
-			return ib.NewArray(), nil
 		}
 	case "first", "last":
 		if err := one(); err != nil {
 			return fn, err
 		}
 		fn.typ = in.Field(args[0]).Type
-		fn.build = func(b arrow.RecordBatch, groups [][]int) (arrow.Array, error) {
-			col := b.Column(args[0])
-			ib := array.NewInt64Builder(mem)
-			defer ib.Release()
-			for _, rows := range groups {
-				pick := -1
-				for _, i := range rows {
-					if pass(b, i) && col.IsValid(i) {
-						pick = i
-						if c.Fn == "first" {
-							break
-						}
+		fn.newAcc = func() accumulator {
+			st := newRowStore(mem, []int{args[0]})
+			return &accFuncs{
+				addFn: func(b arrow.RecordBatch, i, g int) {
+					if !pass(b, i) || b.Column(args[0]).IsNull(i) {
+						return
 					}
-				}
-				if pick < 0 {
-					ib.AppendNull()
-				} else {
-					ib.Append(int64(pick))
-				}
+					if c.Fn == "first" && st.has(g) {
+						return
+					}
+					st.set(g, i)
+				},
+				endFn: st.endBatch,
+				buildFn: func(ctx context.Context, order []int) (arrow.Array, error) {
+					if len(st.chunks) == 0 {
+						return array.MakeArrayOfNull(mem, fn.typ, len(order)), nil
+					}
+					cols, err := st.build(ctx, order)
+					if err != nil {
+						return nil, err
+					}
+					return cols[0], nil
+				},
+				relFn: st.release,
 			}
-			idx := ib.NewArray()
-			defer idx.Release()
-			return takeOne(mem, col, idx)
 		}
 	case "min", "max", "sum":
 		if err := one(); err != nil {
@@ -270,35 +515,46 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 			return fn, fmt.Errorf("%s needs a number, %s is %s", c.Fn, c.Args[0], t)
 		}
 		fn.typ = arrow.PrimitiveTypes.Float64
-		fn.build = func(b arrow.RecordBatch, groups [][]int) (arrow.Array, error) {
-			col := b.Column(args[0])
-			return float64Of(mem, len(groups), func(g int) (float64, bool) {
-				acc, any := 0.0, false
-				switch c.Fn {
-				case "min":
-					acc = math.Inf(1)
-				case "max":
-					acc = math.Inf(-1)
-				}
-				for _, i := range groups[g] {
+		fn.newAcc = func() accumulator {
+			var acc []float64
+			var any []bool
+			start := 0.0
+			switch c.Fn {
+			case "min":
+				start = math.Inf(1)
+			case "max":
+				start = math.Inf(-1)
+			}
+			return &accFuncs{
+				addFn: func(b arrow.RecordBatch, i, g int) {
+					acc, any = grow(acc, g, start), grow(any, g, false)
+					col := b.Column(args[0])
 					if !pass(b, i) || col.IsNull(i) {
-						continue
+						return
 					}
 					eachNumber(col, i, func(f float64) bool {
-						any = true
+						any[g] = true
 						switch c.Fn {
 						case "min":
-							acc = math.Min(acc, f)
+							acc[g] = math.Min(acc[g], f)
 						case "max":
-							acc = math.Max(acc, f)
+							acc[g] = math.Max(acc[g], f)
 						default:
-							acc += f
+							acc[g] += f
 						}
 						return true
 					})
-				}
-				return acc, any
-			}), nil
+				},
+				buildFn: func(_ context.Context, order []int) (arrow.Array, error) {
+					return float64Of(mem, len(order), func(k int) (float64, bool) {
+						g := order[k]
+						if g >= len(acc) {
+							return 0, false
+						}
+						return acc[g], any[g]
+					}), nil
+				},
+			}
 		}
 	case "union":
 		if len(args) == 0 {
@@ -315,29 +571,62 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 			exclude[e] = true
 		}
 		fn.typ = arrow.ListOf(arrow.BinaryTypes.String)
-		fn.build = func(b arrow.RecordBatch, groups [][]int) (arrow.Array, error) {
-			lb := array.NewListBuilder(mem, arrow.BinaryTypes.String)
-			defer lb.Release()
-			vb := lb.ValueBuilder().(*array.StringBuilder)
-			for _, rows := range groups {
-				lb.Append(true)
-				seen := map[string]bool{}
-				add := func(s string) {
-					if !seen[s] && !exclude[s] {
-						seen[s] = true
-						vb.Append(s)
+		fn.newAcc = func() accumulator {
+			// Per group and arg, the distinct values in first-seen order;
+			// the output lists arg after arg, as a pass over each arg would.
+			type set struct {
+				vals [][]string
+				seen []map[string]bool
+			}
+			var groups []*set
+			return &accFuncs{
+				addFn: func(b arrow.RecordBatch, i, g int) {
+					groups = grow(groups, g, nil)
+					if groups[g] == nil {
+						groups[g] = &set{vals: make([][]string, len(args)), seen: make([]map[string]bool, len(args))}
 					}
-				}
-				for _, a := range args {
-					for _, i := range rows {
-						if !pass(b, i) {
+					if !pass(b, i) {
+						return
+					}
+					st := groups[g]
+					for k, a := range args {
+						eachKeyOrString(b.Column(a), i, func(s string) {
+							if exclude[s] {
+								return
+							}
+							if st.seen[k] == nil {
+								st.seen[k] = map[string]bool{}
+							}
+							if !st.seen[k][s] {
+								st.seen[k][s] = true
+								st.vals[k] = append(st.vals[k], s)
+							}
+						})
+					}
+				},
+				buildFn: func(_ context.Context, order []int) (arrow.Array, error) {
+					lb := array.NewListBuilder(mem, arrow.BinaryTypes.String)
+					defer lb.Release()
+					vb := lb.ValueBuilder().(*array.StringBuilder)
+					for _, g := range order {
+						lb.Append(true)
+						if g >= len(groups) || groups[g] == nil {
 							continue
 						}
-						eachKeyOrString(b.Column(a), i, add)
+						seen := map[string]bool{}
+						for _, vals := range groups[g].vals {
+							for _, s := range vals {
+								if !seen[s] {
+									seen[s] = true
+									vb.Append(s)
+								}
+							}
+						}
 					}
-				}
+					return lb.NewArray(), nil
+				},
+				relFn: func() { groups = nil },
 			}
-			return lb.NewArray(), nil
 		}
 	case "schulze":
 		if len(args) != 3 {
@@ -352,51 +641,66 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 			return fn, fmt.Errorf("schulze: %s is %s, want a list of integers", c.Args[2], in.Field(args[2]).Type)
 		}
 		fn.typ = arrow.BinaryTypes.String
-		fn.build = func(b arrow.RecordBatch, groups [][]int) (arrow.Array, error) {
-			cands, ids := b.Column(args[0]).(*array.List), b.Column(args[1]).(*array.List)
-			ranks := b.Column(args[2])
-			return stringOf(mem, len(groups), func(g int) (string, bool) {
-				var ballots []schulze.Ballot
-				all := map[string]bool{}
-				var order []string
-				for _, i := range groups[g] {
-					for _, c := range stringList(cands, i) {
-						if !all[c] {
-							all[c] = true
-							order = append(order, c)
+		fn.newAcc = func() accumulator {
+			// Per group: every candidate listed (all rows, in first-seen
+			// order) and a tally of the complete, non-mock rankings.
+			type state struct {
+				order []string
+				all   map[string]bool
+				tally schulze.Tally
+			}
+			var groups []*state
+			return &accFuncs{
+				addFn: func(b arrow.RecordBatch, i, g int) {
+					groups = grow(groups, g, nil)
+					if groups[g] == nil {
+						groups[g] = &state{all: map[string]bool{}}
+					}
+					st := groups[g]
+					cands, ids := b.Column(args[0]).(*array.List), b.Column(args[1]).(*array.List)
+					ranks := b.Column(args[2])
+					rowCands := stringList(cands, i)
+					for _, c := range rowCands {
+						if !st.all[c] {
+							st.all[c] = true
+							st.order = append(st.order, c)
 						}
 					}
-				}
-				for _, i := range groups[g] {
 					if !pass(b, i) || ids.IsNull(i) || ranks.IsNull(i) {
-						continue
+						return
 					}
 					rid := stringList(ids, i)
 					var rs []float64
 					eachNumber(ranks, i, func(f float64) bool { rs = append(rs, f); return true })
 					if len(rs) != len(rid) {
-						continue
+						return
 					}
 					ballot := schulze.Ballot{}
-					ok := true
 					for k, id := range rid {
 						if rs[k] < 0 {
-							ok = false // a mock ranking
+							return // a mock ranking
 						}
 						ballot[id] = int(rs[k])
 					}
-					for _, c := range stringList(cands, i) {
+					for _, c := range rowCands {
 						if _, ranked := ballot[c]; !ranked {
-							ok = false // incomplete
+							return // incomplete
 						}
 					}
-					if ok {
-						ballots = append(ballots, ballot)
-					}
-				}
-				w, _, err := schulze.Winner(order, ballots)
-				return w, err == nil
-			}), nil
+					st.tally.Add(ballot)
+				},
+				buildFn: func(_ context.Context, order []int) (arrow.Array, error) {
+					return stringOf(mem, len(order), func(k int) (string, bool) {
+						g := order[k]
+						if g >= len(groups) || groups[g] == nil {
+							return "", false
+						}
+						w, _, err := groups[g].tally.Winner(groups[g].order)
+						return w, err == nil
+					}), nil
+				},
+				relFn: func() { groups = nil },
+			}
 		}
 	default:
 		return fn, fmt.Errorf("unknown aggregate %q (have count, count_non_null, first, last, min, max, sum, union, schulze)", c.Fn)
