@@ -463,6 +463,14 @@ func (e *Explode) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeli
 		} else {
 			src = []arrow.Array{vals}
 		}
+		// Elements usually come out in the order they are stored: then
+		// the new column is a slice of the list's values, not a copy.
+		if a, ok := runOf(elemIdx[i]); ok {
+			for _, c := range src {
+				out = append(out, array.NewSlice(c, a, a+int64(len(elemIdx[i]))))
+			}
+			continue
+		}
 		cols, err := takeColumns(ctx, e.mem, src, elemIdx[i])
 		if err != nil {
 			releaseAll(out)
@@ -489,4 +497,18 @@ func (e *Explode) lengths(in arrow.RecordBatch, lists []*array.List, r int) stri
 		return "list is null: " + parts[0]
 	}
 	return "aligned lists differ in length: " + strings.Join(parts, ", ")
+}
+
+// runOf reports whether idx is a run of consecutive indexes, and where it
+// starts.
+func runOf(idx []int64) (int64, bool) {
+	if len(idx) == 0 {
+		return 0, true
+	}
+	for k, v := range idx {
+		if v != idx[0]+int64(k) {
+			return 0, false
+		}
+	}
+	return idx[0], true
 }
