@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -419,6 +420,19 @@ func (f *accFuncs) release() {
 	}
 }
 
+// smallSet is the size up to which a group's distinct values are found
+// by scanning their list; a map is made past it.
+const smallSet = 16
+
+// containsSmall reports whether s is among vals (seen, when made, holds
+// the same values).
+func containsSmall(vals []string, seen map[string]bool, s string) bool {
+	if seen != nil {
+		return seen[s]
+	}
+	return slices.Contains(vals, s)
+}
+
 // grow extends a per-group slice to hold group g.
 func grow[T any](s []T, g int, zero T) []T {
 	for len(s) <= g {
@@ -576,7 +590,7 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 			// the output lists arg after arg, as a pass over each arg would.
 			type set struct {
 				vals [][]string
-				seen []map[string]bool
+				seen []map[string]bool // made once a list passes smallSet
 			}
 			var groups []*set
 			return &accFuncs{
@@ -591,15 +605,17 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 					st := groups[g]
 					for k, a := range args {
 						eachKeyOrString(b.Column(a), i, func(s string) {
-							if exclude[s] {
+							if exclude[s] || containsSmall(st.vals[k], st.seen[k], s) {
 								return
 							}
-							if st.seen[k] == nil {
-								st.seen[k] = map[string]bool{}
-							}
-							if !st.seen[k][s] {
+							st.vals[k] = append(st.vals[k], s)
+							if st.seen[k] != nil {
 								st.seen[k][s] = true
-								st.vals[k] = append(st.vals[k], s)
+							} else if len(st.vals[k]) > smallSet {
+								st.seen[k] = make(map[string]bool, len(st.vals[k]))
+								for _, v := range st.vals[k] {
+									st.seen[k][v] = true
+								}
 							}
 						})
 					}
@@ -646,7 +662,6 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 			// order) and a tally of the complete, non-mock rankings.
 			type state struct {
 				order []string
-				all   map[string]bool
 				tally schulze.Tally
 			}
 			var groups []*state
@@ -654,15 +669,14 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 				addFn: func(b arrow.RecordBatch, i, g int) {
 					groups = grow(groups, g, nil)
 					if groups[g] == nil {
-						groups[g] = &state{all: map[string]bool{}}
+						groups[g] = &state{}
 					}
 					st := groups[g]
 					cands, ids := b.Column(args[0]).(*array.List), b.Column(args[1]).(*array.List)
 					ranks := b.Column(args[2])
 					rowCands := stringList(cands, i)
 					for _, c := range rowCands {
-						if !st.all[c] {
-							st.all[c] = true
+						if !slices.Contains(st.order, c) {
 							st.order = append(st.order, c)
 						}
 					}

@@ -33,46 +33,68 @@ func Winners(candidates []string, ballots []Ballot) ([]string, error) {
 
 // Tally counts ballots as they come, keeping only pairwise counts (memory
 // in the square of the candidates, not in the ballots), for Winners at
-// the end.
+// the end. The zero Tally is empty and ready.
 type Tally struct {
 	ballots int
-	idx     map[string]int
 	names   []string
-	ranked  []int          // ballots ranking candidate i
-	both    map[[2]int]int // ballots ranking both i and j (i < j)
-	above   map[[2]int]int // ballots ranking i strictly above j
+	ranked  []int32 // ballots ranking candidate i
+	both    []int32 // n×n: ballots ranking both i and j
+	above   []int32 // n×n: ballots ranking i strictly above j
+}
+
+// index returns candidate c's index, adding it if new.
+func (t *Tally) index(c string) int {
+	for i, n := range t.names {
+		if n == c {
+			return i
+		}
+	}
+	n := len(t.names)
+	grow := func(m []int32) []int32 {
+		out := make([]int32, (n+1)*(n+1))
+		for i := 0; i < n; i++ {
+			copy(out[i*(n+1):i*(n+1)+n], m[i*n:i*n+n])
+		}
+		return out
+	}
+	t.both, t.above = grow(t.both), grow(t.above)
+	t.names = append(t.names, c)
+	t.ranked = append(t.ranked, 0)
+	return n
 }
 
 // Add counts one ballot.
 func (t *Tally) Add(b Ballot) {
-	if t.idx == nil {
-		t.idx, t.both, t.above = map[string]int{}, map[[2]int]int{}, map[[2]int]int{}
-	}
 	t.ballots++
 	ids := make([]int, 0, len(b))
-	for c := range b {
-		i, ok := t.idx[c]
-		if !ok {
-			i = len(t.names)
-			t.idx[c] = i
-			t.names = append(t.names, c)
-			t.ranked = append(t.ranked, 0)
-		}
-		t.ranked[i]++
-		ids = append(ids, i)
+	ranks := make([]int, 0, len(b))
+	for c, r := range b {
+		ids = append(ids, t.index(c))
+		ranks = append(ranks, r)
 	}
+	n := len(t.names)
 	for x, i := range ids {
-		for _, j := range ids[x+1:] {
-			t.both[[2]int{min(i, j), max(i, j)}]++
-			ri, rj := b[t.names[i]], b[t.names[j]]
-			switch {
-			case ri < rj:
-				t.above[[2]int{i, j}]++
-			case rj < ri:
-				t.above[[2]int{j, i}]++
+		t.ranked[i]++
+		for y, j := range ids {
+			if x == y {
+				continue
+			}
+			t.both[i*n+j]++
+			if ranks[x] < ranks[y] {
+				t.above[i*n+j]++
 			}
 		}
 	}
+}
+
+// find returns candidate c's index, if any ballot ranked it.
+func (t *Tally) find(c string) (int, bool) {
+	for i, n := range t.names {
+		if n == c {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // Winners returns every Schulze winner among candidates, sorted by id.
@@ -90,7 +112,7 @@ func (t *Tally) Winners(candidates []string) ([]string, error) {
 		d[i] = make([]int, n)
 	}
 	for a := 0; a < n; a++ {
-		ia, okA := t.idx[cs[a]]
+		ia, okA := t.find(cs[a])
 		if !okA {
 			continue // ranked by no ballot: above nothing
 		}
@@ -98,12 +120,13 @@ func (t *Tally) Winners(candidates []string) ([]string, error) {
 			if a == b {
 				continue
 			}
-			ib, okB := t.idx[cs[b]]
+			ib, okB := t.find(cs[b])
 			if !okB {
-				d[a][b] = t.ranked[ia]
+				d[a][b] = int(t.ranked[ia])
 				continue
 			}
-			d[a][b] = t.above[[2]int{ia, ib}] + t.ranked[ia] - t.both[[2]int{min(ia, ib), max(ia, ib)}]
+			m := len(t.names)
+			d[a][b] = int(t.above[ia*m+ib] + t.ranked[ia] - t.both[ia*m+ib])
 		}
 	}
 	p := make([][]int, n)
