@@ -20,6 +20,12 @@ type Config struct {
 	// Memory in flight is bounded by about
 	// (stages × (ChannelDepth + Workers) + MaxInFlight) × BatchRows rows.
 	ChannelDepth int `yaml:"channel_depth"`
+	// MemoryLimit is the soft memory limit given to the Go runtime, in
+	// bytes: the collector works harder as the heap nears it, which keeps
+	// the process's resident memory near the limit instead of twice the
+	// live data. 0 means the default (512 MiB); -1 leaves the runtime's
+	// own setting. The GOMEMLIMIT environment variable, when set, wins.
+	MemoryLimit int64 `yaml:"memory_limit"`
 	// Writer holds the default Parquet writer settings.
 	Writer Writer `yaml:"writer"`
 	// Datasets maps a dataset id to its declaration.

@@ -13,6 +13,11 @@ const (
 	DefaultBatchRows = 1024
 	// DefaultChannelDepth is the capacity of each inter-stage channel.
 	DefaultChannelDepth = 2
+	// DefaultMemoryLimit is the Go runtime's soft memory limit: above what
+	// agora holds live on the shipped datasets at 10× (about 300–450 MB),
+	// so the collector is not pressed, but well below the twice-live heap
+	// the runtime would otherwise let grow.
+	DefaultMemoryLimit = 512 << 20
 	// DefaultMaxLineBytes accepts lines far longer than any real one
 	// (CrowdRAG-25 responses reach 43 KB).
 	DefaultMaxLineBytes = 256 << 20
@@ -49,6 +54,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.ChannelDepth == 0 {
 		c.ChannelDepth = DefaultChannelDepth
+	}
+	if c.MemoryLimit == 0 {
+		c.MemoryLimit = DefaultMemoryLimit
 	}
 	c.Writer = mergeWriter(DefaultWriter, c.Writer)
 	for _, d := range c.Datasets {

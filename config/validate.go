@@ -76,6 +76,9 @@ func (c *Config) Validate() error {
 	if c.BatchRows < 1 {
 		add("batch_rows", ErrInvalid, "must be ≥ 1, got %d", c.BatchRows)
 	}
+	if c.MemoryLimit < -1 || (c.MemoryLimit > 0 && c.MemoryLimit < 32<<20) {
+		add("memory_limit", ErrInvalid, "must be -1 (the runtime's own) or at least 33554432 (32 MiB), got %d", c.MemoryLimit)
+	}
 	if c.ChannelDepth < 0 {
 		add("channel_depth", ErrInvalid, "must be ≥ 0, got %d", c.ChannelDepth)
 	}

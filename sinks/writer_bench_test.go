@@ -2,6 +2,7 @@ package sinks
 
 import (
 	"fmt"
+	"github.com/agora-etl/agora/internal/arrowx"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -107,7 +108,7 @@ func BenchmarkTableWrite(b *testing.B) {
 	var size int64
 	rows := 0
 	for _, x := range batches {
-		size += batchBytes(x)
+		size += arrowx.BatchBytes(x)
 		rows += int(x.NumRows())
 	}
 	for _, c := range []struct {

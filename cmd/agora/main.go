@@ -18,6 +18,7 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"syscall"
@@ -38,7 +39,12 @@ const (
 	exitInterrupted = 130
 )
 
+// setMemoryLimit applies pipeline.yaml's memory_limit; main sets it (tests
+// run commands in-process and keep the test binary's own setting).
+var setMemoryLimit func(int64) int64
+
 func main() {
+	setMemoryLimit = debug.SetMemoryLimit
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -178,6 +184,9 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 		cfg, err := loadConfig(opts.ConfigPath)
 		if err != nil {
 			return err
+		}
+		if setMemoryLimit != nil && cfg.MemoryLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+			setMemoryLimit(cfg.MemoryLimit)
 		}
 		if opts.Data == "" {
 			opts.Data = cfg.Data
