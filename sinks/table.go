@@ -2,6 +2,7 @@ package sinks
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"path"
@@ -45,6 +46,9 @@ type Table struct {
 	rejB   *array.RecordBuilder
 	nrej   int64
 	closed bool
+
+	partCache map[string]*partKey // raw partition values → partition
+	keyBuf    []byte
 }
 
 type partWriter struct {
@@ -109,34 +113,27 @@ func (t *Table) Schema() *arrow.Schema { return t.schema }
 func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 	n := int(b.NumRows())
 	groups := map[string][]int64{}
-	var seen []string
-	vals := map[string][]*string{}
+	var seen []*partKey
 	for i := 0; i < n; i++ {
-		key := ""
-		var vs []*string
+		pk := &partKey{}
 		if len(t.partIdx) > 0 {
-			vs = make([]*string, len(t.partIdx))
-			for k, c := range t.partIdx {
-				vs[k] = partValue(b.Column(c), i)
+			var err error
+			if pk, err = t.rowPartition(b, i); err != nil {
+				return err
 			}
-			p, err := PartitionPath(t.parts, vs)
-			if err != nil {
-				return fmt.Errorf("%s:%d: %w", t.name, pipeline.LineOf(b, i), err)
-			}
-			key = p
 		}
-		if _, ok := groups[key]; !ok {
-			seen = append(seen, key)
-			vals[key] = vs
+		rows, ok := groups[pk.path]
+		if !ok {
+			seen = append(seen, pk)
 		}
-		groups[key] = append(groups[key], int64(i))
+		groups[pk.path] = append(rows, int64(i))
 	}
 	cols := make([]arrow.Array, len(t.dataIdx))
 	for i, c := range t.dataIdx {
 		cols[i] = b.Column(c)
 	}
-	for _, key := range seen {
-		idx := groups[key]
+	for _, pk := range seen {
+		idx := groups[pk.path]
 		var part arrow.RecordBatch
 		if len(idx) == n {
 			part = array.NewRecordBatch(t.schema, cols, int64(n))
@@ -150,13 +147,75 @@ func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 				a.Release()
 			}
 		}
-		err := t.writePart(key, vals[key], part)
+		err := t.writePart(pk.path, pk.vals, part)
 		part.Release()
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// partKey is a partition: its folder path and its values.
+type partKey struct {
+	path string
+	vals []*string
+}
+
+// rowPartition returns row i's partition. The raw values are looked up in
+// a cache first, so the path is escaped once per distinct value, not per
+// row; the cache holds at most the partitions written (max_partitions),
+// plus values that name the same folder (null and "").
+func (t *Table) rowPartition(b arrow.RecordBatch, i int) (*partKey, error) {
+	buf := t.keyBuf[:0]
+	for _, c := range t.partIdx {
+		a := b.Column(c)
+		if a.IsNull(i) {
+			buf = append(buf, 0)
+			continue
+		}
+		buf = append(buf, 1)
+		switch v := a.(type) {
+		case *array.String:
+			s := v.Value(i)
+			buf = binary.AppendUvarint(buf, uint64(len(s)))
+			buf = append(buf, s...)
+		case *array.Int64:
+			buf = binary.AppendVarint(buf, v.Value(i))
+		case *array.Int32:
+			buf = binary.AppendVarint(buf, int64(v.Value(i)))
+		case *array.Boolean:
+			if v.Value(i) {
+				buf = append(buf, 1)
+			} else {
+				buf = append(buf, 0)
+			}
+		default:
+			s := a.ValueStr(i)
+			buf = binary.AppendUvarint(buf, uint64(len(s)))
+			buf = append(buf, s...)
+		}
+	}
+	t.keyBuf = buf
+	if pk, ok := t.partCache[string(buf)]; ok {
+		return pk, nil
+	}
+	vs := make([]*string, len(t.partIdx))
+	for k, c := range t.partIdx {
+		vs[k] = partValue(b.Column(c), i)
+	}
+	p, err := PartitionPath(t.parts, vs)
+	if err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", t.name, pipeline.LineOf(b, i), err)
+	}
+	pk := &partKey{path: p, vals: vs}
+	if len(t.partCache) <= t.w.MaxPartitions+2 {
+		if t.partCache == nil {
+			t.partCache = map[string]*partKey{}
+		}
+		t.partCache[string(buf)] = pk
+	}
+	return pk, nil
 }
 
 // partValue returns row i's partition value as readers will see it: an
