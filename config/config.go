@@ -22,9 +22,12 @@ type Config struct {
 	ChannelDepth int `yaml:"channel_depth"`
 	// MemoryLimit is the soft memory limit given to the Go runtime, in
 	// bytes: the collector works harder as the heap nears it, which keeps
-	// the process's resident memory near the limit instead of twice the
-	// live data. 0 means the default (512 MiB); -1 leaves the runtime's
-	// own setting. The GOMEMLIMIT environment variable, when set, wins.
+	// resident memory near the limit instead of twice the live data. When
+	// the live data does not fit (the collector takes over a quarter of
+	// the CPU), agora raises the limit by a quarter rather than let the
+	// collector burn CPU. 0 means the default (512 MiB); -1 leaves the
+	// runtime's own setting. The GOMEMLIMIT environment variable, when
+	// set, wins.
 	MemoryLimit int64 `yaml:"memory_limit"`
 	// Writer holds the default Parquet writer settings.
 	Writer Writer `yaml:"writer"`

@@ -18,7 +18,6 @@ import (
 	"maps"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"syscall"
@@ -39,12 +38,12 @@ const (
 	exitInterrupted = 130
 )
 
-// setMemoryLimit applies pipeline.yaml's memory_limit; main sets it (tests
-// run commands in-process and keep the test binary's own setting).
-var setMemoryLimit func(int64) int64
+// setMemoryLimit says to apply pipeline.yaml's memory_limit; main sets it
+// (tests run commands in-process and keep the test binary's own setting).
+var setMemoryLimit bool
 
 func main() {
-	setMemoryLimit = debug.SetMemoryLimit
+	setMemoryLimit = true
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -185,8 +184,8 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if setMemoryLimit != nil && cfg.MemoryLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
-			setMemoryLimit(cfg.MemoryLimit)
+		if setMemoryLimit && cfg.MemoryLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+			defer adaptiveMemoryLimit(cfg.MemoryLimit, 250*time.Millisecond)()
 		}
 		if opts.Data == "" {
 			opts.Data = cfg.Data
