@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -304,12 +306,24 @@ func (t *Table) capBuffers() error {
 
 // finish closes a partition's current file and records it.
 func (t *Table) finish(pw *partWriter) error {
+	fi, err := t.closeFile(pw)
+	if err != nil {
+		return err
+	}
+	t.files = append(t.files, fi)
+	return nil
+}
+
+// closeFile closes a partition's current file (last row group, footer,
+// fsync, read-back, rename) and describes it. It touches nothing of t but
+// pw, so several partitions can close at once.
+func (t *Table) closeFile(pw *partWriter) (FileInfo, error) {
 	fw := pw.fw
 	pw.fw = nil
 	pw.seq++
 	_, n, sum, err := fw.close()
 	if err != nil {
-		return fmt.Errorf("%s: %w", t.name, err)
+		return FileInfo{}, fmt.Errorf("%s: %w", t.name, err)
 	}
 	rel := path.Join(t.name, pw.path, fw.name)
 	var part map[string]*string
@@ -319,8 +333,7 @@ func (t *Table) finish(pw *partWriter) error {
 			part[c] = pw.vals[i]
 		}
 	}
-	t.files = append(t.files, FileInfo{Path: rel, Partition: part, Rows: fw.rows, Bytes: n, SHA256: sum})
-	return nil
+	return FileInfo{Path: rel, Partition: part, Rows: fw.rows, Bytes: n, SHA256: sum}, nil
 }
 
 // Reject records rejected rows in the table's _rejects file.
@@ -374,12 +387,36 @@ func (t *Table) Close() ([]FileInfo, error) {
 		return nil, errors.New("sink closed twice")
 	}
 	t.closed = true
-	var errs []error
+	// The partitions' last row groups are compressed and their files
+	// synced and read back in parallel: the end of a table is otherwise a
+	// serial tail of as many files as it has partitions.
+	var open []*partWriter
 	for _, key := range t.order {
 		if pw := t.open[key]; pw.fw != nil {
-			if err := t.finish(pw); err != nil {
-				errs = append(errs, err)
-			}
+			open = append(open, pw)
+		}
+	}
+	infos := make([]FileInfo, len(open))
+	errs := make([]error, len(open))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
+	for i, pw := range open {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			defer func() {
+				if r := recover(); r != nil {
+					errs[i] = fmt.Errorf("%s: closing %s: internal error: %v", t.name, pw.path, r)
+				}
+			}()
+			infos[i], errs[i] = t.closeFile(pw)
+		}()
+	}
+	wg.Wait()
+	for i := range open {
+		if errs[i] == nil {
+			t.files = append(t.files, infos[i])
 		}
 	}
 	if err := t.flushRejects(); err != nil {
