@@ -228,7 +228,7 @@ func partValue(a arrow.Array, i int) *string {
 	}
 	s := a.ValueStr(i)
 	if sa, ok := a.(*array.String); ok {
-		s = sa.Value(i)
+		s = strings.Clone(sa.Value(i)) // kept: not a view of the batch's buffer
 	}
 	if s == "" {
 		return nil

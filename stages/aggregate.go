@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -14,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/internal/arrowx"
 	"github.com/agora-etl/agora/pipeline"
 	"github.com/agora-etl/agora/stages/schulze"
 )
@@ -294,7 +296,8 @@ func (s *rowStore) endBatch(ctx context.Context, b arrow.RecordBatch) error {
 	for i, c := range s.cols {
 		cols[i] = b.Column(c)
 	}
-	taken, err := takeColumns(ctx, s.mem, cols, s.pend)
+	// Copies, not views: the store outlives the batch.
+	taken, err := arrowx.CopyRows(ctx, s.mem, cols, s.pend)
 	if err != nil {
 		return err
 	}
@@ -608,6 +611,9 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 							if exclude[s] || containsSmall(st.vals[k], st.seen[k], s) {
 								return
 							}
+							// A copy: Arrow strings point into the batch's buffer,
+							// which would otherwise live as long as the group.
+							s = strings.Clone(s)
 							st.vals[k] = append(st.vals[k], s)
 							if st.seen[k] != nil {
 								st.seen[k][s] = true
@@ -677,7 +683,7 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 					rowCands := stringList(cands, i)
 					for _, c := range rowCands {
 						if !slices.Contains(st.order, c) {
-							st.order = append(st.order, c)
+							st.order = append(st.order, strings.Clone(c))
 						}
 					}
 					if !pass(b, i) || ids.IsNull(i) || ranks.IsNull(i) {

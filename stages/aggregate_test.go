@@ -198,3 +198,48 @@ func TestAggregateMemoryFollowsGroups(t *testing.T) {
 	defer out.Release()
 	tcEqual(t, "rows", tcRows(out)[:1], []string{`1:{"g":"g0","last":"` + strings.Repeat("v", 100) + `","n":66800,"u":["x0","x3","x1","x4","x2"]}`})
 }
+
+// Strings an aggregate keeps must be copies: an Arrow string points into
+// its batch's buffer, and keeping the view would keep every batch alive
+// as long as its group. Scribbling over the input after Process must not
+// change the output.
+func TestAggregateKeepsCopiesOfStrings(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "g:string", "cands:list<string>", "ids:list<string>", "ranks:list<int64>", "_line:int64")
+	a, err := NewAggregate(mem, s, &config.Aggregate{By: []string{"g"}, Columns: []config.AggColumn{
+		{Name: "u", Fn: "union", Args: []string{"cands"}},
+		{Name: "w", Fn: "schulze", Args: []string{"cands", "ids", "ranks"}},
+		{Name: "f", Fn: "first", Args: []string{"cands"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	in := tcBatch(t, mem, s, `[{"g":"r1","cands":["alpha","beta"],"ids":["beta","alpha"],"ranks":[0,1],"_line":1}]`)
+	if _, err := a.Process(t.Context(), in, &pipeline.Rejects{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, col := range []int{0, 1, 2} {
+		var scribble func(d arrow.ArrayData)
+		scribble = func(d arrow.ArrayData) {
+			if d.DataType().ID() == arrow.STRING {
+				b := d.Buffers()[2].Bytes()
+				for i := range b {
+					b[i] = 'X'
+				}
+			}
+			for _, c := range d.Children() {
+				scribble(c)
+			}
+		}
+		scribble(in.Column(col).Data())
+	}
+	in.Release()
+	out, err := a.Flush(t.Context(), &pipeline.Rejects{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	tcEqual(t, "rows", tcRows(out), []string{`1:{"f":["alpha","beta"],"g":"r1","u":["alpha","beta"],"w":"beta"}`})
+}

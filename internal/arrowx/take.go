@@ -16,6 +16,16 @@ import (
 // owns the returned arrays; an identity selection returns the arrays
 // themselves, retained.
 func TakeColumns(ctx context.Context, mem memory.Allocator, cols []arrow.Array, idx []int64) ([]arrow.Array, error) {
+	return takeColumns(ctx, mem, cols, idx, true)
+}
+
+// CopyRows is TakeColumns that always copies: what it returns shares no
+// buffer with cols, so keeping it does not keep the input alive.
+func CopyRows(ctx context.Context, mem memory.Allocator, cols []arrow.Array, idx []int64) ([]arrow.Array, error) {
+	return takeColumns(ctx, mem, cols, idx, false)
+}
+
+func takeColumns(ctx context.Context, mem memory.Allocator, cols []arrow.Array, idx []int64, shortcut bool) ([]arrow.Array, error) {
 	ib := array.NewInt64Builder(mem)
 	ib.AppendValues(idx, nil)
 	ia := ib.NewArray()
@@ -26,7 +36,7 @@ func TakeColumns(ctx context.Context, mem memory.Allocator, cols []arrow.Array, 
 	cctx := exec.WithAllocator(context.WithoutCancel(ctx), mem)
 	out := make([]arrow.Array, 0, len(cols))
 	for _, c := range cols {
-		if isIdentity(idx, c.Len()) {
+		if shortcut && isIdentity(idx, c.Len()) {
 			c.Retain()
 			out = append(out, c)
 			continue

@@ -13,6 +13,7 @@ package schulze
 import (
 	"errors"
 	"sort"
+	"strings"
 )
 
 // ErrNoBallots is returned when there is nothing to count.
@@ -58,7 +59,7 @@ func (t *Tally) index(c string) int {
 		return out
 	}
 	t.both, t.above = grow(t.both), grow(t.above)
-	t.names = append(t.names, c)
+	t.names = append(t.names, strings.Clone(c)) // c may point into a larger buffer
 	t.ranked = append(t.ranked, 0)
 	return n
 }
