@@ -35,7 +35,7 @@ type Chunk struct {
 	// hold it (a chunk of an input decoded once for several tables).
 	Bytes int
 
-	shared *sharedChunk // the rejects of a shared input's chunk
+	rejects []Reject // rows a shared input's decoder rejected (see Shared)
 }
 
 // Source splits its input into chunks and decodes them.

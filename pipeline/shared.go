@@ -24,17 +24,8 @@ type Shared struct {
 	src     Source
 	workers int
 	depth   int
-	outs    []chan *sharedChunkBatch
-	err     error // set before outs are closed
-}
-
-// sharedChunk is one decoded chunk as every consumer sees it.
-type sharedChunk struct {
-	file    string
-	line    int64
-	rows    int
-	bytes   int
-	rejects []Reject
+	outs    []chan Chunk // a decoded chunk: Batch (one reference per consumer) and rejects
+	err     error        // set before outs are closed
 }
 
 // NewShared prepares to decode src once for n consumers. name is used in
@@ -42,14 +33,9 @@ type sharedChunk struct {
 func NewShared(name string, src Source, n, workers, depth int) *Shared {
 	s := &Shared{name: name, src: src, workers: workers, depth: depth}
 	for range n {
-		s.outs = append(s.outs, make(chan *sharedChunkBatch, max(depth, 1)))
+		s.outs = append(s.outs, make(chan Chunk, max(depth, 1)))
 	}
 	return s
-}
-
-type sharedChunkBatch struct {
-	c     *sharedChunk
-	batch arrow.RecordBatch // one reference per consumer; may be nil
 }
 
 // Consumer returns the Source of consumer i (0 ≤ i < n). Each consumer's
@@ -77,9 +63,9 @@ func (s *Shared) Run(ctx context.Context) error {
 // Close releases the batches no consumer took (after a failure).
 func (s *Shared) Close() {
 	for _, ch := range s.outs {
-		for it := range ch {
-			if it.batch != nil {
-				it.batch.Release()
+		for c := range ch {
+			if c.Batch != nil {
+				c.Batch.Release()
 			}
 		}
 	}
@@ -99,18 +85,17 @@ func (fanout) Reject(context.Context, []Reject) error {
 // writeChunk hands one chunk (its batch, which it borrows, and its
 // rejects) to every consumer.
 func (f fanout) writeChunk(ctx context.Context, e *envelope) error {
-	c := &sharedChunk{file: e.chunk.File, line: e.chunk.Line, rows: e.chunk.Rows, bytes: e.size, rejects: e.rej.List()}
+	c := Chunk{File: e.chunk.File, Line: e.chunk.Line, Rows: e.chunk.Rows, Bytes: e.size, rejects: e.rej.List()}
 	for _, ch := range f.s.outs {
-		it := &sharedChunkBatch{c: c}
-		if e.batch != nil {
-			e.batch.Retain()
-			it.batch = e.batch
+		c.Batch = e.batch
+		if c.Batch != nil {
+			c.Batch.Retain()
 		}
 		select {
-		case ch <- it:
+		case ch <- c:
 		case <-ctx.Done():
-			if it.batch != nil {
-				it.batch.Release()
+			if c.Batch != nil {
+				c.Batch.Release()
 			}
 			return context.Cause(ctx)
 		}
@@ -138,9 +123,8 @@ func (c *sharedSource) Chunks(ctx context.Context, emit func(Chunk) error) error
 	if !first {
 		return fmt.Errorf("pipeline: shared input %s: consumer %d read twice", c.s.name, c.i)
 	}
-	for it := range c.s.outs[c.i] {
-		err := emit(Chunk{File: it.c.file, Line: it.c.line, Rows: it.c.rows, Bytes: it.c.bytes, Batch: it.batch, shared: it.c})
-		if err != nil {
+	for ch := range c.s.outs[c.i] {
+		if err := emit(ch); err != nil {
 			return err
 		}
 	}
@@ -152,10 +136,8 @@ func (c *sharedSource) Chunks(ctx context.Context, emit func(Chunk) error) error
 
 // Decode returns the chunk's batch and records its rejected rows.
 func (c *sharedSource) Decode(_ context.Context, ch Chunk, rej *Rejects) (arrow.RecordBatch, error) {
-	if ch.shared != nil {
-		for _, r := range ch.shared.rejects {
-			rej.Add(r)
-		}
+	for _, r := range ch.rejects {
+		rej.Add(r)
 	}
 	if ch.Batch == nil {
 		return nil, nil
