@@ -144,7 +144,7 @@ func (a *Aggregate) start() {
 	if a.line >= 0 {
 		firstCols = append(firstCols, a.line)
 	}
-	a.firsts = newRowStore(a.mem, firstCols)
+	a.firsts = newRowStore(a.mem, a.in, firstCols)
 	a.accs = make([]accumulator, len(a.aggs))
 	for i, fn := range a.aggs {
 		a.accs[i] = fn.newAcc()
@@ -254,16 +254,20 @@ func (a *Aggregate) Flush(ctx context.Context, _ *pipeline.Rejects) (arrow.Recor
 type rowStore struct {
 	mem    memory.Allocator
 	cols   []int
+	types  []arrow.DataType // of cols
 	chunks [][]arrow.Array
-	starts []int64 // first global row of each chunk
 	rows   int64   // rows stored over all chunks
 	slots  []int64 // global row per slot, -1 for none
 	pend   []int64 // rows of the current batch to copy
 	pslot  map[int]int
 }
 
-func newRowStore(mem memory.Allocator, cols []int) *rowStore {
-	return &rowStore{mem: mem, cols: cols, pslot: map[int]int{}}
+func newRowStore(mem memory.Allocator, in *arrow.Schema, cols []int) *rowStore {
+	types := make([]arrow.DataType, len(cols))
+	for i, c := range cols {
+		types[i] = in.Field(c).Type
+	}
+	return &rowStore{mem: mem, cols: cols, types: types, pslot: map[int]int{}}
 }
 
 // set chooses row i of the current batch for slot g (a later set of the
@@ -302,7 +306,6 @@ func (s *rowStore) endBatch(ctx context.Context, b arrow.RecordBatch) error {
 		return err
 	}
 	s.chunks = append(s.chunks, taken)
-	s.starts = append(s.starts, s.rows)
 	for g, p := range s.pslot {
 		s.slots[g] = s.rows + int64(p)
 	}
@@ -329,7 +332,6 @@ func (s *rowStore) compact(ctx context.Context) error {
 	}
 	s.releaseChunks()
 	s.chunks = [][]arrow.Array{cols}
-	s.starts = []int64{0}
 	s.rows = int64(len(s.slots))
 	for g := range s.slots {
 		if s.slots[g] >= 0 {
@@ -364,7 +366,7 @@ func (s *rowStore) build(ctx context.Context, order []int) ([]arrow.Array, error
 			all = parts[0]
 			all.Retain()
 		} else if len(parts) == 0 {
-			all = array.MakeArrayOfNull(s.mem, s.typeOf(c), 0)
+			all = array.MakeArrayOfNull(s.mem, s.types[c], 0)
 		} else {
 			var err error
 			if all, err = array.Concatenate(parts, s.mem); err != nil {
@@ -383,18 +385,11 @@ func (s *rowStore) build(ctx context.Context, order []int) ([]arrow.Array, error
 	return out, nil
 }
 
-func (s *rowStore) typeOf(c int) arrow.DataType {
-	for _, ch := range s.chunks {
-		return ch[c].DataType()
-	}
-	return arrow.Null
-}
-
 func (s *rowStore) releaseChunks() {
 	for _, ch := range s.chunks {
 		releaseAll(ch)
 	}
-	s.chunks, s.starts = nil, nil
+	s.chunks = nil
 }
 
 func (s *rowStore) release() { s.releaseChunks() }
@@ -499,7 +494,7 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 		}
 		fn.typ = in.Field(args[0]).Type
 		fn.newAcc = func() accumulator {
-			st := newRowStore(mem, []int{args[0]})
+			st := newRowStore(mem, in, []int{args[0]})
 			return &accFuncs{
 				addFn: func(b arrow.RecordBatch, i, g int) {
 					if !pass(b, i) || b.Column(args[0]).IsNull(i) {
@@ -512,9 +507,6 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 				},
 				endFn: st.endBatch,
 				buildFn: func(ctx context.Context, order []int) (arrow.Array, error) {
-					if len(st.chunks) == 0 {
-						return array.MakeArrayOfNull(mem, fn.typ, len(order)), nil
-					}
 					cols, err := st.build(ctx, order)
 					if err != nil {
 						return nil, err

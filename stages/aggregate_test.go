@@ -80,11 +80,12 @@ func TestAggregate(t *testing.T) {
 				{Name: "f", Fn: "first", Args: []string{"v"}},
 				{Name: "la", Fn: "last", Args: []string{"v"}},
 				{Name: "lok", Fn: "last", Args: []string{"v"}, When: &config.When{Column: "st", In: []string{"ok"}}},
+				{Name: "none", Fn: "first", Args: []string{"v"}, When: &config.When{Column: "st", In: []string{"never"}}},
 			}},
 			want: []string{
-				`4:{"f":"z","g":null,"la":"z","lok":"z"}`,
-				`2:{"f":"a1","g":"a","la":"a3","lok":"a3"}`,
-				`1:{"f":"b2","g":"b","la":"b4","lok":"b2"}`,
+				`4:{"f":"z","g":null,"la":"z","lok":"z","none":null}`,
+				`2:{"f":"a1","g":"a","la":"a3","lok":"a3","none":null}`,
+				`1:{"f":"b2","g":"b","la":"b4","lok":"b2","none":null}`,
 			},
 		},
 		{
