@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ var SpillDir = ""
 // them back in the order written. The file is removed by remove.
 type spillFile struct {
 	f      *os.File
+	buf    *bufio.Writer // the IPC writer's many small writes, joined
 	w      *ipc.Writer
 	mem    memory.Allocator
 	schema *arrow.Schema
@@ -29,7 +31,8 @@ func newSpillFile(schema *arrow.Schema, mem memory.Allocator) (*spillFile, error
 	if err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
-	return &spillFile{f: f, mem: mem, schema: schema, w: ipc.NewWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))}, nil
+	buf := bufio.NewWriterSize(f, 1<<20)
+	return &spillFile{f: f, buf: buf, mem: mem, schema: schema, w: ipc.NewWriter(buf, ipc.WithSchema(schema), ipc.WithAllocator(mem))}, nil
 }
 
 // write appends batches; the caller keeps its references.
@@ -48,10 +51,13 @@ func (s *spillFile) each(fn func(arrow.RecordBatch) error) error {
 	if err := s.w.Close(); err != nil {
 		return fmt.Errorf("spill %s: %w", s.f.Name(), err)
 	}
+	if err := s.buf.Flush(); err != nil {
+		return fmt.Errorf("spill %s: %w", s.f.Name(), err)
+	}
 	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("spill %s: %w", s.f.Name(), err)
 	}
-	r, err := ipc.NewReader(s.f, ipc.WithAllocator(s.mem), ipc.WithSchema(s.schema))
+	r, err := ipc.NewReader(bufio.NewReaderSize(s.f, 1<<20), ipc.WithAllocator(s.mem), ipc.WithSchema(s.schema))
 	if err != nil {
 		return fmt.Errorf("spill %s: %w", s.f.Name(), err)
 	}
