@@ -257,9 +257,19 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 
 	trackers := map[string]*tracker{}
 	if opts.Progress != nil {
+		type size struct {
+			total int64
+			unit  string
+		}
+		sizes := map[string]size{} // per input: tables sharing it ask once
 		for _, name := range d.TableNames() {
-			total, unit := inputTotal(d.Inputs[d.Tables[name].Input], built[name].InputPath)
-			tr := opts.Progress.Track(id+"/"+name, total, 0, unit)
+			in := d.Tables[name].Input
+			sz, ok := sizes[in]
+			if !ok {
+				sz.total, sz.unit = inputTotal(d.Inputs[in], built[name].InputPath)
+				sizes[in] = sz
+			}
+			tr := opts.Progress.Track(id+"/"+name, sz.total, 0, sz.unit)
 			defer tr.Done()
 			trackers[name] = tr
 		}
