@@ -1210,40 +1210,21 @@ var hmCompColumns = []hmColumn[hmCompRow]{
 	{"ratings.quality", hmStrList, func(b array.Builder, r *hmCompRow) { putStrs(b, r.quality) }},
 	{"timestamp", hmTSms, func(b array.Builder, r *hmCompRow) { putTSus(b, r.timestamp*1000) }},
 	{"top_candidate.metadata.generative_model.api_version", hmStringType, func(b array.Builder, r *hmCompRow) {
-		putOptStr(b, r.top.apiOrEmpty(), r.hasTop && r.top.api != "")
+		putOptStr(b, r.top.orZero().api, r.hasTop && r.top.api != "")
 	}},
-	{"top_candidate.metadata.id", hmStringType, func(b array.Builder, r *hmCompRow) { putOptStr(b, r.top.idOrEmpty(), r.hasTop) }},
-	{"top_candidate.metadata.provenance", hmStringType, func(b array.Builder, r *hmCompRow) { putOptStr(b, r.top.provOrEmpty(), r.hasTop) }},
-	{"top_candidate.text", hmStringType, func(b array.Builder, r *hmCompRow) { putOptStr(b, r.top.textOrEmpty(), r.hasTop) }},
+	{"top_candidate.metadata.id", hmStringType, func(b array.Builder, r *hmCompRow) { putOptStr(b, r.top.orZero().id, r.hasTop) }},
+	{"top_candidate.metadata.provenance", hmStringType, func(b array.Builder, r *hmCompRow) { putOptStr(b, r.top.orZero().prov, r.hasTop) }},
+	{"top_candidate.text", hmStringType, func(b array.Builder, r *hmCompRow) { putOptStr(b, r.top.orZero().text, r.hasTop) }},
 	{"worker_id", hmStringType, func(b array.Builder, r *hmCompRow) { putOptStr(b, r.worker, r.hasWorker) }},
 }
 
-func (s *hmStatement) apiOrEmpty() string {
+// orZero is the statement, or the zero statement when there is none (a
+// row without a top candidate).
+func (s *hmStatement) orZero() hmStatement {
 	if s == nil {
-		return ""
+		return hmStatement{}
 	}
-	return s.api
-}
-
-func (s *hmStatement) idOrEmpty() string {
-	if s == nil {
-		return ""
-	}
-	return s.id
-}
-
-func (s *hmStatement) provOrEmpty() string {
-	if s == nil {
-		return ""
-	}
-	return s.prov
-}
-
-func (s *hmStatement) textOrEmpty() string {
-	if s == nil {
-		return ""
-	}
-	return s.text
+	return *s
 }
 
 // hmPosColumns is the position ratings file's schema, in the release's
