@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"path/filepath"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -62,16 +63,16 @@ func writerProps(w config.Writer, schema *arrow.Schema, mem memory.Allocator) (*
 	default:
 		opts = append(opts, parquet.WithCompression(compress.Codecs.Zstd), parquet.WithCompressionLevel(w.CompressionLevel))
 	}
-	for _, c := range w.Dictionary {
-		if schema.HasField(c) {
-			opts = append(opts, parquet.WithDictionaryFor(c, true))
-		}
-	}
 	arrowProps := pqarrow.NewArrowWriterProperties(
 		pqarrow.WithAllocator(mem),
 		pqarrow.WithStoreSchema(),
 		pqarrow.WithCoerceTimestamps(arrow.Microsecond),
 	)
+	if len(w.Dictionary) > 0 {
+		// A dictionary is set per leaf column: a list column's values are
+		// the leaf "name.list.element", not "name".
+		opts = append(opts, dictionaryLeaves(w.Dictionary, schema, arrowProps)...)
+	}
 	return parquet.NewWriterProperties(opts...), arrowProps
 }
 
@@ -263,4 +264,24 @@ func (f *fileWriter) abort() {
 	f.fw.Close()
 	f.f.Close()
 	f.fs.Remove(f.tmp)
+}
+
+// dictionaryLeaves turns the configured dictionary columns into writer
+// options for each of their leaf columns (the column itself, or every
+// leaf below a list or struct column).
+func dictionaryLeaves(cols []string, schema *arrow.Schema, arrowProps pqarrow.ArrowWriterProperties) []parquet.WriterProperty {
+	sc, err := pqarrow.ToParquet(schema, parquet.NewWriterProperties(), arrowProps)
+	if err != nil {
+		return nil // the writer reports the schema error itself
+	}
+	var opts []parquet.WriterProperty
+	for i := 0; i < sc.NumColumns(); i++ {
+		leaf := sc.Column(i).Path()
+		for _, c := range cols {
+			if leaf == c || strings.HasPrefix(leaf, c+".") {
+				opts = append(opts, parquet.WithDictionaryFor(leaf, true))
+			}
+		}
+	}
+	return opts
 }

@@ -26,14 +26,12 @@ func CopyRows(ctx context.Context, mem memory.Allocator, cols []arrow.Array, idx
 }
 
 func takeColumns(ctx context.Context, mem memory.Allocator, cols []arrow.Array, idx []int64, shortcut bool) ([]arrow.Array, error) {
-	ib := array.NewInt64Builder(mem)
-	ib.AppendValues(idx, nil)
-	ia := ib.NewArray()
-	ib.Release()
-	defer ia.Release()
-	// Compute kernels can leave their half-built output unreleased when
-	// the context is cancelled mid-call; a take is short, so let it finish.
-	cctx := exec.WithAllocator(context.WithoutCancel(ctx), mem)
+	var ia arrow.Array // the indices as an array, for compute.Take
+	defer func() {
+		if ia != nil {
+			ia.Release()
+		}
+	}()
 	out := make([]arrow.Array, 0, len(cols))
 	for _, c := range cols {
 		if shortcut && isIdentity(idx, c.Len()) {
@@ -41,6 +39,19 @@ func takeColumns(ctx context.Context, mem memory.Allocator, cols []arrow.Array, 
 			out = append(out, c)
 			continue
 		}
+		if g, ok := Gather(mem, c, idx); ok {
+			out = append(out, g)
+			continue
+		}
+		if ia == nil {
+			ib := array.NewInt64Builder(mem)
+			ib.AppendValues(idx, nil)
+			ia = ib.NewArray()
+			ib.Release()
+		}
+		// Compute kernels can leave their half-built output unreleased when
+		// the context is cancelled mid-call; a take is short, so let it finish.
+		cctx := exec.WithAllocator(context.WithoutCancel(ctx), mem)
 		t, err := compute.TakeArray(cctx, c, ia)
 		if err != nil {
 			for _, o := range out {

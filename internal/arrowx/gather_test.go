@@ -1,0 +1,205 @@
+package arrowx
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// gatherCases are arrays of every type Gather handles, as JSON, with
+// nulls at every level.
+var gatherCases = []struct {
+	name string
+	typ  arrow.DataType
+	json string
+}{
+	{"int64", arrow.PrimitiveTypes.Int64, `[1, null, 3, 4, -5, 6, null, 8]`},
+	{"int32", arrow.PrimitiveTypes.Int32, `[1, 2, null, 4, 5, 6, 7, 8]`},
+	{"int8", arrow.PrimitiveTypes.Int8, `[1, 2, 3, null, 5, 6, 7, 8]`},
+	{"float64", arrow.PrimitiveTypes.Float64, `[1.5, null, 3.25, 4, 5, 6e10, 7, 8]`},
+	{"bool", arrow.FixedWidthTypes.Boolean, `[true, false, null, true, true, false, false, true]`},
+	{"timestamp", &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, `["2024-01-01T00:00:00Z", null, "2024-02-01T10:00:00Z", "2024-03-01T00:00:00Z", "2024-04-01T00:00:00Z", "2024-05-01T00:00:00Z", "2024-06-01T00:00:00Z", "2024-07-01T00:00:00Z"]`},
+	{"string", arrow.BinaryTypes.String, `["a", "", null, "dddd", "eeeee", "ffffff", "g", "hhhhhhhhhhhhhh"]`},
+	{"large string", arrow.BinaryTypes.LargeString, `["a", "", null, "dddd", "eeeee", "ffffff", "g", "h"]`},
+	{"binary", arrow.BinaryTypes.Binary, `["YQ==", null, "", "ZGQ=", "ZQ==", "Zg==", "Zw==", "aA=="]`},
+	{"null", arrow.Null, `[null, null, null, null, null, null, null, null]`},
+	{"list of string", arrow.ListOf(arrow.BinaryTypes.String), `[["a", "b"], [], null, ["c", null, "d"], ["e"], ["f", "g", "h"], null, ["i"]]`},
+	{"large list of int", arrow.LargeListOf(arrow.PrimitiveTypes.Int64), `[[1, 2], [], null, [3, null], [4], [5, 6, 7], null, [8]]`},
+	{"list of list", arrow.ListOf(arrow.ListOf(arrow.PrimitiveTypes.Int64)), `[[[1], [2, 3]], [], null, [[4], null, []], [[5]], [[6, 7]], null, [[8]]]`},
+	{"struct", arrow.StructOf(arrow.Field{Name: "text", Type: arrow.BinaryTypes.String, Nullable: true}, arrow.Field{Name: "citations", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true}),
+		`[{"text": "a", "citations": ["x"]}, null, {"text": null, "citations": []}, {"text": "d", "citations": null}, {"text": "e", "citations": ["y", "z"]}, {"text": "f", "citations": []}, {"text": "g", "citations": ["w"]}, {"text": "h", "citations": null}]`},
+	{"list of struct", arrow.ListOf(arrow.StructOf(arrow.Field{Name: "text", Type: arrow.BinaryTypes.String, Nullable: true})),
+		`[[{"text": "a"}, {"text": "b"}], [], null, [{"text": null}, null], [{"text": "e"}], [{"text": "f"}], null, [{"text": "h"}]]`},
+}
+
+// TestGatherMatchesTake checks Gather against the compute Take kernel on
+// every type, on whole and sliced arrays (offsets at each level), with
+// repeated, reversed and empty selections, and that the result shares no
+// buffer with its input.
+func TestGatherMatchesTake(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	selections := map[string][]int64{
+		"all":      {0, 1, 2, 3, 4, 5, 6, 7},
+		"reversed": {7, 6, 5, 4, 3, 2, 1, 0},
+		"repeated": {3, 3, 0, 7, 3},
+		"nulls":    {2, 6, 1},
+		"none":     {},
+	}
+	for _, tc := range gatherCases {
+		whole, _, err := array.FromJSON(mem, tc.typ, strings.NewReader(tc.json))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		inputs := map[string]arrow.Array{"whole": whole}
+		sliced := array.NewSlice(whole, 2, 8)
+		inputs["sliced"] = sliced
+		for inName, in := range inputs {
+			for selName, sel := range selections {
+				t.Run(tc.name+"/"+inName+"/"+selName, func(t *testing.T) {
+					var idx []int64
+					for _, i := range sel {
+						if i < int64(in.Len()) {
+							idx = append(idx, i)
+						}
+					}
+					got, ok := Gather(mem, in, idx)
+					if !ok {
+						t.Fatalf("Gather does not handle %s", in.DataType())
+					}
+					defer got.Release()
+					want := take(t, mem, in, idx)
+					defer want.Release()
+					if !array.Equal(got, want) {
+						t.Fatalf("Gather(%v) = %v, Take = %v", idx, got, want)
+					}
+					if got.NullN() != want.NullN() {
+						t.Fatalf("null count %d, want %d", got.NullN(), want.NullN())
+					}
+				})
+			}
+		}
+		sliced.Release()
+		whole.Release()
+	}
+}
+
+// TestGatherRandom compares Gather and Take on random lists of strings
+// and random selections, the shape of the sink's partition split.
+func TestGatherRandom(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r := rand.New(rand.NewPCG(1, 2))
+	b := array.NewListBuilder(mem, arrow.BinaryTypes.String)
+	vb := b.ValueBuilder().(*array.StringBuilder)
+	for i := 0; i < 500; i++ {
+		switch r.IntN(10) {
+		case 0:
+			b.AppendNull()
+		default:
+			b.Append(true)
+			for k := r.IntN(5); k > 0; k-- {
+				if r.IntN(8) == 0 {
+					vb.AppendNull()
+				} else {
+					vb.Append(strings.Repeat("x", r.IntN(40)))
+				}
+			}
+		}
+	}
+	a := b.NewArray()
+	b.Release()
+	defer a.Release()
+	for round := 0; round < 50; round++ {
+		idx := make([]int64, r.IntN(300))
+		for i := range idx {
+			idx[i] = r.Int64N(int64(a.Len()))
+		}
+		got, ok := Gather(mem, a, idx)
+		if !ok {
+			t.Fatal("Gather does not handle list<string>")
+		}
+		want := take(t, mem, a, idx)
+		if !array.Equal(got, want) {
+			t.Fatalf("round %d: Gather and Take differ", round)
+		}
+		got.Release()
+		want.Release()
+	}
+}
+
+// TestGatherCopies scribbles over the input after a gather: the result
+// must not change.
+func TestGatherCopies(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	in, _, err := array.FromJSON(mem, arrow.ListOf(arrow.BinaryTypes.String), strings.NewReader(`[["abc", "de"], ["fgh"]]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Release()
+	got, _ := Gather(mem, in, []int64{1, 0})
+	defer got.Release()
+	before := got.String()
+	for _, buf := range in.Data().Children()[0].Buffers() {
+		if buf != nil {
+			for i := range buf.Bytes() {
+				buf.Bytes()[i] = 'Z'
+			}
+		}
+	}
+	if after := got.String(); after != before {
+		t.Fatalf("result changed with its input: %s, then %s", before, after)
+	}
+}
+
+// TestGatherFallsBack checks the cases Gather leaves to compute.Take: an
+// unhandled type and an index out of range (which Take reports).
+func TestGatherFallsBack(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	m, _, err := array.FromJSON(mem, arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int64), strings.NewReader(`[[{"key": "a", "value": 1}]]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Release()
+	if _, ok := Gather(mem, m, []int64{0}); ok {
+		t.Error("Gather claims a map")
+	}
+	s, _, _ := array.FromJSON(mem, arrow.BinaryTypes.String, strings.NewReader(`["a"]`))
+	defer s.Release()
+	if _, ok := Gather(mem, s, []int64{1}); ok {
+		t.Error("Gather took index 1 of a 1-row array")
+	}
+	if _, err := TakeColumns(context.Background(), mem, []arrow.Array{s}, []int64{1}); err == nil {
+		t.Error("TakeColumns took index 1 of a 1-row array without an error")
+	}
+	out, err := TakeColumns(context.Background(), mem, []arrow.Array{m}, []int64{0, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out[0].Len() != 2 {
+		t.Errorf("map taken through the fallback has %d rows, want 2", out[0].Len())
+	}
+	out[0].Release()
+}
+
+func take(t *testing.T, mem memory.Allocator, a arrow.Array, idx []int64) arrow.Array {
+	t.Helper()
+	ib := array.NewInt64Builder(mem)
+	ib.AppendValues(idx, nil)
+	ia := ib.NewArray()
+	ib.Release()
+	defer ia.Release()
+	out, err := compute.TakeArray(context.Background(), a, ia)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
