@@ -327,3 +327,59 @@ func TestBufferBytesCutsTheLargestRowGroup(t *testing.T) {
 		rdr.Close()
 	}
 }
+
+// TestDictionaryReachesListColumns: a dictionary column is set per leaf,
+// so a listed list column gets its dictionary on "name.list.element"
+// (it was silently written plain when the option named only "name"),
+// and a column not listed stays plain.
+func TestDictionaryReachesListColumns(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.BinaryTypes.String},
+		{Name: "tags", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
+		{Name: "other", Type: arrow.BinaryTypes.String},
+	}, nil)
+	bld := array.NewRecordBuilder(mem, schema)
+	for i := 0; i < 100; i++ {
+		bld.Field(0).(*array.StringBuilder).Append(fmt.Sprint("id-", i%3))
+		lb := bld.Field(1).(*array.ListBuilder)
+		lb.Append(true)
+		lb.ValueBuilder().(*array.StringBuilder).AppendValues([]string{"a", "b"}, nil)
+		bld.Field(2).(*array.StringBuilder).Append("same")
+	}
+	b := bld.NewRecordBatch()
+	bld.Release()
+	defer b.Release()
+	w := config.DefaultWriter
+	w.Dictionary = []string{"id", "tags"}
+	root := t.TempDir()
+	sink, err := NewTable(root, "t", schema, nil, w, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Write(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	files, err := sink.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := file.OpenParquetFile(filepath.Join(root, files[0].Path), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rg := r.MetaData().RowGroup(0)
+	want := map[string]bool{"id": true, "tags.list.element": true, "other": false}
+	for i := 0; i < rg.NumColumns(); i++ {
+		cc, err := rg.ColumnChunk(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := cc.PathInSchema().String()
+		if got := cc.HasDictionaryPage(); got != want[path] {
+			t.Errorf("column %s: dictionary page %v, want %v", path, got, want[path])
+		}
+	}
+}
