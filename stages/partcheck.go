@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -19,7 +20,14 @@ type PartitionCheck struct {
 	mem  memory.Allocator
 	cols []string
 	idx  []int
+	// seen caches the outcome by raw values (null marked apart from ""),
+	// so a value is escaped once, not once per row; it holds at most
+	// maxSeen values, past which values are checked row by row.
+	seen map[string]error
+	key  []byte
 }
+
+const maxSeen = 4096
 
 // Name returns the step kind.
 func (p *PartitionCheck) Name() string { return "partition" }
@@ -39,17 +47,36 @@ func (p *PartitionCheck) Process(ctx context.Context, in arrow.RecordBatch, rej 
 	keep := make([]int64, 0, n)
 	vals := make([]*string, len(p.idx))
 	for i := 0; i < n; i++ {
+		key := p.key[:0]
 		for k, c := range p.idx {
 			vals[k] = nil
 			if col := in.Column(c); col.IsValid(i) {
-				v := col.ValueStr(i)
+				var v string
 				if s, ok := col.(*array.String); ok {
 					v = s.Value(i)
+				} else {
+					v = col.ValueStr(i)
 				}
 				vals[k] = &v
+				key = append(key, 1)
+				key = binary.AppendUvarint(key, uint64(len(v)))
+				key = append(key, v...)
+			} else {
+				key = append(key, 0)
 			}
 		}
-		if _, err := sinks.PartitionPath(p.cols, vals); err != nil {
+		p.key = key
+		err, ok := p.seen[string(key)]
+		if !ok {
+			_, err = sinks.PartitionPath(p.cols, vals)
+			if len(p.seen) < maxSeen {
+				if p.seen == nil {
+					p.seen = map[string]error{}
+				}
+				p.seen[string(key)] = err
+			}
+		}
+		if err != nil {
 			rej.AddRow(in, i, "partition", "", err.Error())
 			continue
 		}

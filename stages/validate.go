@@ -197,25 +197,27 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 			}
 		}
 		v.rules = append(v.rules, rule{name: "equal_lengths", check: func(b arrow.RecordBatch, i int) (string, string) {
-			lens := make([]string, len(idx))
+			first := listLen(b.Column(idx[0]), i) // -1 for a null list
 			same := true
-			first := 0
-			for k, c := range idx {
-				l := listLen(b.Column(c), i) // -1 for a null list
-				lens[k] = fmt.Sprintf("%s=%d", r.EqualLengths[k], l)
-				if l < 0 {
-					lens[k] = r.EqualLengths[k] + "=null"
-				}
-				if k == 0 {
-					first = l
-				} else if l != first {
+			for _, c := range idx[1:] {
+				if listLen(b.Column(c), i) != first {
 					same = false
+					break
 				}
 			}
-			if !same {
-				return r.EqualLengths[0], "aligned lists differ in length: " + strings.Join(lens, ", ")
+			if same {
+				return "", ""
 			}
-			return "", ""
+			// The reason is built only for a rejected row.
+			lens := make([]string, len(idx))
+			for k, c := range idx {
+				if l := listLen(b.Column(c), i); l < 0 {
+					lens[k] = r.EqualLengths[k] + "=null"
+				} else {
+					lens[k] = fmt.Sprintf("%s=%d", r.EqualLengths[k], l)
+				}
+			}
+			return r.EqualLengths[0], "aligned lists differ in length: " + strings.Join(lens, ", ")
 		}})
 	case r.ListLength != nil:
 		idx, err := needColumns(in, r.ListLength.Column)
