@@ -20,13 +20,9 @@ type PartitionCheck struct {
 	mem  memory.Allocator
 	cols []string
 	idx  []int
-	// seen caches the outcome by raw values (null marked apart from ""),
-	// so a value is escaped once, not once per row; it holds at most
-	// maxSeen values, past which values are checked row by row.
-	seen map[string]error
-	key  []byte
 }
 
+// maxSeen caps the values whose outcome one Process call remembers.
 const maxSeen = 4096
 
 // Name returns the step kind.
@@ -41,39 +37,40 @@ func NewPartitionCheck(mem memory.Allocator, in *arrow.Schema, cols []string) (*
 	return &PartitionCheck{mem: mem, cols: cols, idx: idx}, nil
 }
 
-// Process passes the rows whose partition path can be written.
+// Process passes the rows whose partition path can be written. Each
+// distinct value is escaped once per batch, not once per row. It keeps no
+// state between calls, so workers may call it concurrently.
 func (p *PartitionCheck) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
+	// seen holds the outcome by raw values (null marked apart from "").
+	seen := map[string]error{}
+	var key []byte
 	n := int(in.NumRows())
 	keep := make([]int64, 0, n)
-	vals := make([]*string, len(p.idx))
 	for i := 0; i < n; i++ {
-		key := p.key[:0]
-		for k, c := range p.idx {
-			vals[k] = nil
-			if col := in.Column(c); col.IsValid(i) {
-				var v string
-				if s, ok := col.(*array.String); ok {
-					v = s.Value(i)
-				} else {
-					v = col.ValueStr(i)
-				}
-				vals[k] = &v
-				key = append(key, 1)
-				key = binary.AppendUvarint(key, uint64(len(v)))
-				key = append(key, v...)
-			} else {
+		key = key[:0]
+		for _, c := range p.idx {
+			col := in.Column(c)
+			if col.IsNull(i) {
 				key = append(key, 0)
+				continue
 			}
+			v := partitionString(col, i)
+			key = append(key, 1)
+			key = binary.AppendUvarint(key, uint64(len(v)))
+			key = append(key, v...)
 		}
-		p.key = key
-		err, ok := p.seen[string(key)]
+		err, ok := seen[string(key)]
 		if !ok {
-			_, err = sinks.PartitionPath(p.cols, vals)
-			if len(p.seen) < maxSeen {
-				if p.seen == nil {
-					p.seen = map[string]error{}
+			vals := make([]*string, len(p.idx))
+			for k, c := range p.idx {
+				if col := in.Column(c); col.IsValid(i) {
+					v := partitionString(col, i)
+					vals[k] = &v
 				}
-				p.seen[string(key)] = err
+			}
+			_, err = sinks.PartitionPath(p.cols, vals)
+			if len(seen) < maxSeen {
+				seen[string(key)] = err
 			}
 		}
 		if err != nil {
@@ -87,4 +84,12 @@ func (p *PartitionCheck) Process(ctx context.Context, in arrow.RecordBatch, rej 
 		return in, nil
 	}
 	return takeRows(ctx, p.mem, in, keep)
+}
+
+// partitionString is the text of a partition value.
+func partitionString(a arrow.Array, i int) string {
+	if s, ok := a.(*array.String); ok {
+		return s.Value(i)
+	}
+	return a.ValueStr(i)
 }

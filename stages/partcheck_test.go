@@ -3,6 +3,7 @@ package stages
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -80,4 +81,39 @@ func TestPartitionCheck(t *testing.T) {
 	if _, err := NewPartitionCheck(memory.NewGoAllocator(), tcSchema(t, "a:string"), []string{"b"}); err == nil {
 		t.Error("a missing partition column is accepted")
 	}
+}
+
+// TestPartitionCheckConcurrent: workers call Process of one stage at
+// once (run with -race).
+func TestPartitionCheckConcurrent(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "style:string", "_line:int64")
+	pc, err := NewPartitionCheck(mem, s, []string{"style"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := fmt.Sprintf(`[{"style":"a","_line":1},{"style":%q,"_line":2},{"style":"b","_line":3}]`, strings.Repeat("y", 300))
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := 0; r < 50; r++ {
+				in := tcBatch(t, mem, s, js)
+				rej := &pipeline.Rejects{}
+				out, err := pc.Process(t.Context(), in, rej)
+				if err != nil {
+					t.Error(err)
+				} else {
+					if out.NumRows() != 2 || rej.Len() != 1 {
+						t.Errorf("%d rows out, %d rejected; want 2 and 1", out.NumRows(), rej.Len())
+					}
+					out.Release()
+				}
+				in.Release()
+			}
+		}()
+	}
+	wg.Wait()
 }
