@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
 	"os"
@@ -127,6 +128,7 @@ const (
 	hmTagRow
 	hmTagPosRow
 	hmTagIndex
+	hmTagWiden
 )
 
 // Question splits, as stored (upper-case enum names).
@@ -220,6 +222,12 @@ type hmConfig struct {
 	RowGroup int
 	// Seed selects the random streams.
 	Seed uint64
+	// TextWidth repeats every free text (opinions, critiques, candidate
+	// statements and their variants) this many times: the release's rows
+	// are about 25 times wider than the template texts, so a file can grow
+	// the way the real one differs from the sample, in width, with the
+	// same rows, rounds and keys. 0 and 1 leave texts as they are.
+	TextWidth int
 	// mem allocates Arrow buffers (nil: the Go allocator).
 	mem memory.Allocator
 }
@@ -240,8 +248,9 @@ func runHabermas(args []string, stdout, stderr io.Writer) error {
 	scale := fs.Float64("scale", 0, "size relative to the real release (1 = 39,955 comparison and 45,976 position rating rows)")
 	rowGroup := fs.Int("row-group", 0, "rows per parquet row group (0 = rows/20 clamped to [100, 5000])")
 	seed := fs.Uint64("seed", hmDefaultSeed, "random seed; equal flags and seed give byte-identical files")
+	width := fs.Int("text-width", 1, "repeat every free text this many times (grows the file in width, as the release is wider than the templates, with the same rows)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: agora-gen habermas --out DIR [--rows N | --scale F] [--seed S] [--row-group N]\n\n"+
+		fmt.Fprintf(stderr, "usage: agora-gen habermas --out DIR [--rows N | --scale F] [--text-width K] [--seed S] [--row-group N]\n\n"+
 			"Writes %s and %s\nin the Habermas Machine release format into DIR.\n\n", hmComparisonsFile, hmPositionsFile)
 		fs.PrintDefaults()
 	}
@@ -252,6 +261,10 @@ func runHabermas(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *width < 1 {
+		return fmt.Errorf("habermas: --text-width must be >= 1, got %d", *width)
+	}
+	cfg.TextWidth = *width
 	stats, err := generateHabermas(cfg)
 	if err != nil {
 		return err
@@ -572,6 +585,52 @@ type hmRound struct {
 	critiques []hmStatement
 	iters     []hmIteration
 	winner    int // iteration-0 Schulze winner (candidate index)
+}
+
+// hmSyllables build the words widen adds.
+var hmSyllables = strings.Fields("de li ber at ion con sen sus pol icy pub lic ser vice re form tax health care hous ing a gree ment pro pos al vote ci ti zen gov ern ment ben e fit cost fair ness com mu ni ty ed u ca tion")
+
+// widen makes every free text of the round k times as long: the text,
+// then words drawn from a stream seeded by the text itself, so the same
+// text widens the same way wherever it appears and the file grows in
+// bytes (a repeated text would compress away).
+func (rd *hmRound) widen(k int) {
+	if k <= 1 {
+		return
+	}
+	w := func(s string) string {
+		if s == "" {
+			return s
+		}
+		h := fnv.New64a()
+		h.Write([]byte(s))
+		r := newRnd(h.Sum64(), hmTagWiden)
+		var b strings.Builder
+		b.Grow(k * len(s))
+		b.WriteString(s)
+		for b.Len() < k*len(s) {
+			b.WriteByte(' ')
+			for n := r.between(1, 4); n > 0; n-- {
+				b.WriteString(hmSyllables[r.intn(len(hmSyllables))])
+			}
+		}
+		return b.String()
+	}
+	for i := range rd.opinions {
+		rd.opinions[i].text = w(rd.opinions[i].text)
+	}
+	for i := range rd.critiques {
+		rd.critiques[i].text = w(rd.critiques[i].text)
+	}
+	for it := range rd.iters {
+		for c := range rd.iters[it].cands {
+			cand := &rd.iters[it].cands[c]
+			cand.text = w(cand.text)
+			for j := range cand.allTexts {
+				cand.allTexts[j] = w(cand.allTexts[j])
+			}
+		}
+	}
 }
 
 // hmSchulze returns the index of the Schulze winner among ids given
@@ -1400,6 +1459,7 @@ func writeHMComparisons(cfg *hmConfig, t *hmTable[hmCompRow]) error {
 		g := p.nextGroup()
 		for ri := range g.rounds {
 			rd := buildHMRound(cfg.Seed, g, ri)
+			rd.widen(cfg.TextWidth)
 			if err := rd.compRows(g, emit, cfg.Seed, &index); err != nil {
 				if errors.Is(err, errFull) {
 					return nil

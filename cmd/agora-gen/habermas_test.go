@@ -1171,3 +1171,49 @@ func TestHabermasSampleMatchesTestdata(t *testing.T) {
 		})
 	}
 }
+
+// TestHabermasTextWidth: --text-width k keeps every row, id and rank and
+// makes each free text about k times as long, the same text widening the
+// same way wherever it appears; short fields stay as they are.
+func TestHabermasTextWidth(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	read := func(width int) []hmRow {
+		dir := t.TempDir()
+		cfg, err := resolveHMConfig(dir, 120, 0, 0, hmDefaultSeed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.mem, cfg.TextWidth = mem, width
+		if _, err := generateHabermas(cfg); err != nil {
+			t.Fatal(err)
+		}
+		return readHMFile(t, filepath.Join(dir, hmComparisonsFile), mem).rows
+	}
+	narrow, wide := read(1), read(4)
+	if len(narrow) != len(wide) {
+		t.Fatalf("%d rows at width 1, %d at width 4", len(narrow), len(wide))
+	}
+	widened := map[string]string{}
+	for i := range narrow {
+		for _, col := range []string{"metadata.id", "round_id", "question.text", "metadata.version"} {
+			if narrow[i].s(col) != wide[i].s(col) {
+				t.Fatalf("row %d: %s changed with the width", i, col)
+			}
+		}
+		a, b := narrow[i].s("own_opinion.text"), wide[i].s("own_opinion.text")
+		if a == "" {
+			continue
+		}
+		if !strings.HasPrefix(b, a) || len(b) < 4*len(a) || len(b) > 4*len(a)+40 {
+			t.Fatalf("row %d: own opinion of %d bytes widened to %d bytes (want about %d, starting with the text)", i, len(a), len(b), 4*len(a))
+		}
+		if prev, ok := widened[a]; ok && prev != b {
+			t.Fatalf("row %d: the same opinion widened two ways", i)
+		}
+		widened[a] = b
+	}
+	if len(widened) == 0 {
+		t.Fatal("no own opinion text to compare")
+	}
+}
