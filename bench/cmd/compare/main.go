@@ -49,10 +49,21 @@ type options struct {
 	verify  bool
 }
 
-// inputSet is one dataset at one generator scale.
+// inputSet is one dataset at one generator scale; Width, for habermas,
+// is agora-gen's --text-width (written "1w10": scale 1, texts 10 times as
+// long), which grows the file the way the release differs from the sample.
 type inputSet struct {
 	Dataset string
 	Scale   string
+	Width   string
+}
+
+// label is the set's scale as written in --sets.
+func (in inputSet) label() string {
+	if in.Width != "" {
+		return in.Scale + "w" + in.Width
+	}
+	return in.Scale
 }
 
 // defaultSets is the set compared without --sets.
@@ -174,7 +185,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
-// parseSets reads "crowdrag25:10,50;delidata:10".
+// parseSets reads "crowdrag25:10,50;delidata:10;habermas:1,1w10".
 func parseSets(spec string) ([]inputSet, error) {
 	var out []inputSet
 	for _, part := range strings.Split(spec, ";") {
@@ -192,10 +203,21 @@ func parseSets(spec string) ([]inputSet, error) {
 		}
 		for _, s := range strings.Split(scales, ",") {
 			s = strings.TrimSpace(s)
-			if f, err := strconv.ParseFloat(s, 64); err != nil || !(f > 0) {
-				return nil, fmt.Errorf("--sets: %s: scale %q is not a positive number", ds, s)
+			in := inputSet{Dataset: ds, Scale: s}
+			rows, width, wide := strings.Cut(s, "w")
+			if f, err := strconv.ParseFloat(rows, 64); err != nil || !(f > 0) {
+				return nil, fmt.Errorf("--sets: %s: scale %q is not a positive number (or ROWSwWIDTH for habermas)", ds, s)
 			}
-			out = append(out, inputSet{Dataset: ds, Scale: s})
+			if wide {
+				if ds != "habermas" {
+					return nil, fmt.Errorf("--sets: %s: only habermas takes a text width (%q)", ds, s)
+				}
+				if k, err := strconv.Atoi(width); err != nil || k < 1 {
+					return nil, fmt.Errorf("--sets: %s: text width %q is not a positive integer", ds, width)
+				}
+				in.Scale, in.Width = rows, width
+			}
+			out = append(out, in)
 		}
 	}
 	if len(out) == 0 {
