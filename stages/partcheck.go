@@ -2,7 +2,6 @@ package stages
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -47,18 +46,7 @@ func (p *PartitionCheck) Process(ctx context.Context, in arrow.RecordBatch, rej 
 	n := int(in.NumRows())
 	keep := make([]int64, 0, n)
 	for i := 0; i < n; i++ {
-		key = key[:0]
-		for _, c := range p.idx {
-			col := in.Column(c)
-			if col.IsNull(i) {
-				key = append(key, 0)
-				continue
-			}
-			v := partitionString(col, i)
-			key = append(key, 1)
-			key = binary.AppendUvarint(key, uint64(len(v)))
-			key = append(key, v...)
-		}
+		key = appendRowKey(key[:0], in, p.idx, i)
 		err, ok := seen[string(key)]
 		if !ok {
 			vals := make([]*string, len(p.idx))

@@ -2,6 +2,7 @@ package arrowx
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -106,13 +107,6 @@ func gatherData(mem memory.Allocator, d arrow.ArrayData, idx []int64) arrow.Arra
 		return array.NewData(dt, n, []*memory.Buffer{nil}, nil, n, 0)
 	}
 	valid, nulls := gatherValidity(mem, d, idx)
-	release := func(bufs ...*memory.Buffer) {
-		for _, b := range bufs {
-			if b != nil {
-				b.Release()
-			}
-		}
-	}
 	off := int64(d.Offset())
 	switch t := dt.(type) {
 	case *arrow.BooleanType:
@@ -125,92 +119,16 @@ func gatherData(mem memory.Allocator, d arrow.ArrayData, idx []int64) arrow.Arra
 			}
 		}
 		out := array.NewData(dt, n, []*memory.Buffer{valid, vals}, nil, nulls, 0)
-		release(valid, vals)
+		releaseAll(valid, vals)
 		return out
 	case *arrow.StringType, *arrow.BinaryType:
-		offs := arrow.Int32Traits.CastFromBytes(d.Buffers()[1].Bytes())[off:]
-		var data []byte
-		if b := d.Buffers()[2]; b != nil {
-			data = b.Bytes()
-		}
-		total := 0
-		for _, i := range idx {
-			total += int(offs[i+1] - offs[i])
-		}
-		ob := newBuf(mem, (n+1)*4)
-		db := newBuf(mem, total)
-		o := arrow.Int32Traits.CastFromBytes(ob.Bytes())
-		dst := db.Bytes()
-		pos := int32(0)
-		for j, i := range idx {
-			o[j] = pos
-			pos += int32(copy(dst[pos:], data[offs[i]:offs[i+1]]))
-		}
-		o[n] = pos
-		out := array.NewData(dt, n, []*memory.Buffer{valid, ob, db}, nil, nulls, 0)
-		release(valid, ob, db)
-		return out
+		return gatherBinary[int32](mem, d, idx, valid, nulls)
 	case *arrow.LargeStringType, *arrow.LargeBinaryType:
-		offs := arrow.Int64Traits.CastFromBytes(d.Buffers()[1].Bytes())[off:]
-		var data []byte
-		if b := d.Buffers()[2]; b != nil {
-			data = b.Bytes()
-		}
-		total := int64(0)
-		for _, i := range idx {
-			total += offs[i+1] - offs[i]
-		}
-		ob := newBuf(mem, (n+1)*8)
-		db := newBuf(mem, int(total))
-		o := arrow.Int64Traits.CastFromBytes(ob.Bytes())
-		dst := db.Bytes()
-		pos := int64(0)
-		for j, i := range idx {
-			o[j] = pos
-			pos += int64(copy(dst[pos:], data[offs[i]:offs[i+1]]))
-		}
-		o[n] = pos
-		out := array.NewData(dt, n, []*memory.Buffer{valid, ob, db}, nil, nulls, 0)
-		release(valid, ob, db)
-		return out
+		return gatherBinary[int64](mem, d, idx, valid, nulls)
 	case *arrow.ListType:
-		offs := arrow.Int32Traits.CastFromBytes(d.Buffers()[1].Bytes())[off:]
-		ob := newBuf(mem, (n+1)*4)
-		o := arrow.Int32Traits.CastFromBytes(ob.Bytes())
-		var child []int64
-		pos := int32(0)
-		for j, i := range idx {
-			o[j] = pos
-			for k := offs[i]; k < offs[i+1]; k++ {
-				child = append(child, int64(k))
-			}
-			pos += offs[i+1] - offs[i]
-		}
-		o[n] = pos
-		c := gatherData(mem, d.Children()[0], child)
-		out := array.NewData(dt, n, []*memory.Buffer{valid, ob}, []arrow.ArrayData{c}, nulls, 0)
-		c.Release()
-		release(valid, ob)
-		return out
+		return gatherList[int32](mem, d, idx, valid, nulls)
 	case *arrow.LargeListType:
-		offs := arrow.Int64Traits.CastFromBytes(d.Buffers()[1].Bytes())[off:]
-		ob := newBuf(mem, (n+1)*8)
-		o := arrow.Int64Traits.CastFromBytes(ob.Bytes())
-		var child []int64
-		pos := int64(0)
-		for j, i := range idx {
-			o[j] = pos
-			for k := offs[i]; k < offs[i+1]; k++ {
-				child = append(child, k)
-			}
-			pos += offs[i+1] - offs[i]
-		}
-		o[n] = pos
-		c := gatherData(mem, d.Children()[0], child)
-		out := array.NewData(dt, n, []*memory.Buffer{valid, ob}, []arrow.ArrayData{c}, nulls, 0)
-		c.Release()
-		release(valid, ob)
-		return out
+		return gatherList[int64](mem, d, idx, valid, nulls)
 	case *arrow.StructType:
 		// A struct's children are indexed through the struct's own offset.
 		cidx := idx
@@ -228,7 +146,7 @@ func gatherData(mem memory.Allocator, d arrow.ArrayData, idx []int64) arrow.Arra
 		for _, c := range children {
 			c.Release()
 		}
-		release(valid)
+		releaseAll(valid)
 		return out
 	case arrow.FixedWidthDataType:
 		w := t.BitWidth() / 8
@@ -252,8 +170,80 @@ func gatherData(mem memory.Allocator, d arrow.ArrayData, idx []int64) arrow.Arra
 			}
 		}
 		out := array.NewData(dt, n, []*memory.Buffer{valid, vals}, nil, nulls, 0)
-		release(valid, vals)
+		releaseAll(valid, vals)
 		return out
 	}
 	panic(fmt.Sprintf("arrowx: gather of %s", dt)) // gatherable said yes
+}
+
+// offsets is the type of string and list offsets: 32- or 64-bit.
+type offsets interface{ int32 | int64 }
+
+// offsetsOf views a buffer of offsets, from the array's offset on.
+func offsetsOf[T offsets](b *memory.Buffer, off int64) []T {
+	var zero T
+	raw := b.Bytes()
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)/int(unsafe.Sizeof(zero)))[off:]
+}
+
+// gatherBinary is gatherData for strings and binaries.
+func gatherBinary[T offsets](mem memory.Allocator, d arrow.ArrayData, idx []int64, valid *memory.Buffer, nulls int) arrow.ArrayData {
+	n := len(idx)
+	var zero T
+	offs := offsetsOf[T](d.Buffers()[1], int64(d.Offset()))
+	var data []byte
+	if b := d.Buffers()[2]; b != nil {
+		data = b.Bytes()
+	}
+	total := 0
+	for _, i := range idx {
+		total += int(offs[i+1] - offs[i])
+	}
+	ob := newBuf(mem, (n+1)*int(unsafe.Sizeof(zero)))
+	db := newBuf(mem, total)
+	o := offsetsOf[T](ob, 0)
+	dst := db.Bytes()
+	pos := T(0)
+	for j, i := range idx {
+		o[j] = pos
+		pos += T(copy(dst[pos:], data[offs[i]:offs[i+1]]))
+	}
+	o[n] = pos
+	out := array.NewData(d.DataType(), n, []*memory.Buffer{valid, ob, db}, nil, nulls, 0)
+	releaseAll(valid, ob, db)
+	return out
+}
+
+// gatherList is gatherData for lists: new offsets, and the child array
+// gathered at the positions of the selected lists' values.
+func gatherList[T offsets](mem memory.Allocator, d arrow.ArrayData, idx []int64, valid *memory.Buffer, nulls int) arrow.ArrayData {
+	n := len(idx)
+	var zero T
+	offs := offsetsOf[T](d.Buffers()[1], int64(d.Offset()))
+	ob := newBuf(mem, (n+1)*int(unsafe.Sizeof(zero)))
+	o := offsetsOf[T](ob, 0)
+	var child []int64
+	pos := T(0)
+	for j, i := range idx {
+		o[j] = pos
+		for k := offs[i]; k < offs[i+1]; k++ {
+			child = append(child, int64(k))
+		}
+		pos += offs[i+1] - offs[i]
+	}
+	o[n] = pos
+	c := gatherData(mem, d.Children()[0], child)
+	out := array.NewData(d.DataType(), n, []*memory.Buffer{valid, ob}, []arrow.ArrayData{c}, nulls, 0)
+	c.Release()
+	releaseAll(valid, ob)
+	return out
+}
+
+// releaseAll releases the buffers that are not nil.
+func releaseAll(bufs ...*memory.Buffer) {
+	for _, b := range bufs {
+		if b != nil {
+			b.Release()
+		}
+	}
 }
