@@ -67,7 +67,7 @@ func (in inputSet) label() string {
 }
 
 // defaultSets is the set compared without --sets.
-const defaultSets = "crowdrag25:10,50;delidata:10;habermas:1,3"
+const defaultSets = "crowdrag25:10,50;delidata:10;habermas:1,1w10,10"
 
 // quickSets is the smoke-test set of --quick: tiny inputs, one repetition.
 const quickSets = "crowdrag25:0.2;delidata:0.2;habermas:0.02"
