@@ -2,6 +2,7 @@ package arrowx
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/compute/exec"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -202,4 +204,76 @@ func take(t *testing.T, mem memory.Allocator, a arrow.Array, idx []int64) arrow.
 		t.Fatal(err)
 	}
 	return out
+}
+
+// BenchmarkGather splits batches of CrowdRAG-25-like rows (an id and 20
+// texts of about 1.3 KB) into three partitions, as the sink does, with
+// Gather and with the compute Take kernel it replaces, in the same run.
+func BenchmarkGather(b *testing.B) {
+	mem := memory.NewGoAllocator()
+	r := rand.New(rand.NewPCG(3, 4))
+	ids := array.NewStringBuilder(mem)
+	texts := array.NewListBuilder(mem, arrow.BinaryTypes.String)
+	tb := texts.ValueBuilder().(*array.StringBuilder)
+	word := strings.Repeat("lorem ipsum ", 110)
+	for i := 0; i < 1024; i++ {
+		ids.Append(fmt.Sprintf("response-%06d", i))
+		texts.Append(true)
+		for k := 0; k < 20; k++ {
+			tb.Append(word[r.IntN(100):])
+		}
+	}
+	cols := []arrow.Array{ids.NewArray(), texts.NewArray()}
+	defer cols[0].Release()
+	defer cols[1].Release()
+	var bytes int64
+	for _, c := range cols {
+		for _, buf := range c.Data().Buffers() {
+			if buf != nil {
+				bytes += int64(buf.Len())
+			}
+		}
+		for _, ch := range c.Data().Children() {
+			for _, buf := range ch.Buffers() {
+				if buf != nil {
+					bytes += int64(buf.Len())
+				}
+			}
+		}
+	}
+	parts := make([][]int64, 3)
+	for i := 0; i < 1024; i++ {
+		parts[(i/2)%3] = append(parts[(i/2)%3], int64(i)) // rows alternate style every two rows
+	}
+	run := func(b *testing.B, take func(c arrow.Array, idx []int64) arrow.Array) {
+		for b.Loop() {
+			for _, idx := range parts {
+				for _, c := range cols {
+					take(c, idx).Release()
+				}
+			}
+		}
+		b.ReportMetric(float64(bytes)*float64(b.N)/b.Elapsed().Seconds()/1e6, "MB/s")
+	}
+	b.Run("gather", func(b *testing.B) {
+		run(b, func(c arrow.Array, idx []int64) arrow.Array {
+			out, _ := Gather(mem, c, idx)
+			return out
+		})
+	})
+	b.Run("take", func(b *testing.B) {
+		ctx := exec.WithAllocator(context.Background(), mem)
+		run(b, func(c arrow.Array, idx []int64) arrow.Array {
+			ib := array.NewInt64Builder(mem)
+			ib.AppendValues(idx, nil)
+			ia := ib.NewArray()
+			ib.Release()
+			defer ia.Release()
+			out, err := compute.TakeArray(ctx, c, ia)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return out
+		})
+	})
 }
