@@ -14,24 +14,36 @@ import (
 // buffers are sized exactly: every output buffer is measured before it
 // is allocated, so nothing is grown by doubling and copied again (what
 // the compute Take kernel does for strings, which made it the largest
-// allocator of a run). It handles the types agora writes: null, boolean,
-// fixed-width numbers and temporals, string and binary (32- and 64-bit
-// offsets), lists and structs of those. ok is false for any other type,
-// and the caller falls back to compute.Take, as it does for an index out
-// of range. The caller owns the result; it shares no buffer with a.
+// allocator of a run). Consecutive indices are copied as one run, and a
+// list's values as one run per list, so the texts of a list<string> move
+// with one copy per row, not one per value. It handles the types agora
+// writes: null, boolean, fixed-width numbers and temporals, string and
+// binary (32- and 64-bit offsets), lists and structs of those. ok is
+// false for any other type, and the caller falls back to compute.Take, as
+// it does for an index out of range. The caller owns the result; it
+// shares no buffer with a.
 func Gather(mem memory.Allocator, a arrow.Array, idx []int64) (out arrow.Array, ok bool) {
 	if !gatherable(a.DataType()) {
 		return nil, false
 	}
+	var runs []span
 	for _, i := range idx {
 		if i < 0 || i >= int64(a.Len()) {
 			return nil, false // compute.Take reports it
 		}
+		if k := len(runs) - 1; k >= 0 && runs[k].hi == i {
+			runs[k].hi++
+		} else {
+			runs = append(runs, span{i, i + 1})
+		}
 	}
-	d := gatherData(mem, a.Data(), idx)
+	d := gatherSpans(mem, a.Data(), runs, int64(len(idx)))
 	defer d.Release()
 	return array.MakeFromData(d), true
 }
+
+// span is the positions [lo, hi) of an array, relative to its offset.
+type span struct{ lo, hi int64 }
 
 // gatherable reports whether Gather handles type t.
 func gatherable(t arrow.DataType) bool {
@@ -65,36 +77,33 @@ func newBuf(mem memory.Allocator, n int) *memory.Buffer {
 	return b
 }
 
-// gatherValidity returns the validity bitmap of rows idx of d and the
-// null count; a nil bitmap when no gathered row is null.
-func gatherValidity(mem memory.Allocator, d arrow.ArrayData, idx []int64) (*memory.Buffer, int) {
+// gatherValidity returns the validity bitmap of the spans of d and the
+// null count; a nil bitmap when no gathered position is null.
+func gatherValidity(mem memory.Allocator, d arrow.ArrayData, runs []span, n int64) (*memory.Buffer, int) {
 	if d.NullN() == 0 || d.Buffers()[0] == nil {
 		return nil, 0
 	}
 	in := d.Buffers()[0].Bytes()
 	off := int64(d.Offset())
-	nulls := 0
-	for _, i := range idx {
-		if !bitutil.BitIsSet(in, int(off+i)) {
-			nulls++
-		}
+	valid := 0
+	for _, r := range runs {
+		valid += bitutil.CountSetBits(in, int(off+r.lo), int(r.hi-r.lo))
 	}
-	if nulls == 0 {
+	if int64(valid) == n {
 		return nil, 0
 	}
-	b := newBuf(mem, int(bitutil.BytesForBits(int64(len(idx)))))
-	bits := b.Bytes()
-	for j, i := range idx {
-		if bitutil.BitIsSet(in, int(off+i)) {
-			bitutil.SetBit(bits, j)
-		}
+	b := newBuf(mem, int(bitutil.BytesForBits(n)))
+	pos := int64(0)
+	for _, r := range runs {
+		bitutil.CopyBitmap(in, int(off+r.lo), int(r.hi-r.lo), b.Bytes(), int(pos))
+		pos += r.hi - r.lo
 	}
-	return b, nulls
+	return b, int(n) - valid
 }
 
-// gatherData is Gather on array data; the caller releases the result.
-func gatherData(mem memory.Allocator, d arrow.ArrayData, idx []int64) arrow.ArrayData {
-	n := len(idx)
+// gatherSpans copies the spans of d, n positions in all, into new array
+// data; the caller releases the result.
+func gatherSpans(mem memory.Allocator, d arrow.ArrayData, runs []span, n int64) arrow.ArrayData {
 	dt := d.DataType()
 	if n == 0 {
 		empty := array.MakeArrayOfNull(mem, dt, 0)
@@ -104,72 +113,58 @@ func gatherData(mem memory.Allocator, d arrow.ArrayData, idx []int64) arrow.Arra
 		return out
 	}
 	if dt.ID() == arrow.NULL {
-		return array.NewData(dt, n, []*memory.Buffer{nil}, nil, n, 0)
+		return array.NewData(dt, int(n), []*memory.Buffer{nil}, nil, int(n), 0)
 	}
-	valid, nulls := gatherValidity(mem, d, idx)
+	valid, nulls := gatherValidity(mem, d, runs, n)
 	off := int64(d.Offset())
 	switch t := dt.(type) {
 	case *arrow.BooleanType:
-		in := d.Buffers()[1].Bytes()
-		vals := newBuf(mem, int(bitutil.BytesForBits(int64(n))))
-		bits := vals.Bytes()
-		for j, i := range idx {
-			if bitutil.BitIsSet(in, int(off+i)) {
-				bitutil.SetBit(bits, j)
-			}
+		vals := newBuf(mem, int(bitutil.BytesForBits(n)))
+		pos := int64(0)
+		for _, r := range runs {
+			bitutil.CopyBitmap(d.Buffers()[1].Bytes(), int(off+r.lo), int(r.hi-r.lo), vals.Bytes(), int(pos))
+			pos += r.hi - r.lo
 		}
-		out := array.NewData(dt, n, []*memory.Buffer{valid, vals}, nil, nulls, 0)
+		out := array.NewData(dt, int(n), []*memory.Buffer{valid, vals}, nil, nulls, 0)
 		releaseAll(valid, vals)
 		return out
 	case *arrow.StringType, *arrow.BinaryType:
-		return gatherBinary[int32](mem, d, idx, valid, nulls)
+		return gatherBinary[int32](mem, d, runs, n, valid, nulls)
 	case *arrow.LargeStringType, *arrow.LargeBinaryType:
-		return gatherBinary[int64](mem, d, idx, valid, nulls)
+		return gatherBinary[int64](mem, d, runs, n, valid, nulls)
 	case *arrow.ListType:
-		return gatherList[int32](mem, d, idx, valid, nulls)
+		return gatherList[int32](mem, d, runs, n, valid, nulls)
 	case *arrow.LargeListType:
-		return gatherList[int64](mem, d, idx, valid, nulls)
+		return gatherList[int64](mem, d, runs, n, valid, nulls)
 	case *arrow.StructType:
 		// A struct's children are indexed through the struct's own offset.
-		cidx := idx
+		cruns := runs
 		if off != 0 {
-			cidx = make([]int64, n)
-			for j, i := range idx {
-				cidx[j] = off + i
+			cruns = make([]span, len(runs))
+			for k, r := range runs {
+				cruns[k] = span{off + r.lo, off + r.hi}
 			}
 		}
 		children := make([]arrow.ArrayData, len(d.Children()))
 		for k, c := range d.Children() {
-			children[k] = gatherData(mem, c, cidx)
+			children[k] = gatherSpans(mem, c, cruns, n)
 		}
-		out := array.NewData(dt, n, []*memory.Buffer{valid}, children, nulls, 0)
+		out := array.NewData(dt, int(n), []*memory.Buffer{valid}, children, nulls, 0)
 		for _, c := range children {
 			c.Release()
 		}
 		releaseAll(valid)
 		return out
 	case arrow.FixedWidthDataType:
-		w := t.BitWidth() / 8
-		in := d.Buffers()[1].Bytes()[int(off)*w:]
-		vals := newBuf(mem, n*w)
+		w := int64(t.BitWidth() / 8)
+		in := d.Buffers()[1].Bytes()[off*w:]
+		vals := newBuf(mem, int(n*w))
 		dst := vals.Bytes()
-		switch w {
-		case 8:
-			s, o := arrow.Int64Traits.CastFromBytes(in), arrow.Int64Traits.CastFromBytes(dst)
-			for j, i := range idx {
-				o[j] = s[i]
-			}
-		case 4:
-			s, o := arrow.Int32Traits.CastFromBytes(in), arrow.Int32Traits.CastFromBytes(dst)
-			for j, i := range idx {
-				o[j] = s[i]
-			}
-		default:
-			for j, i := range idx {
-				copy(dst[j*w:(j+1)*w], in[int(i)*w:int(i+1)*w])
-			}
+		pos := int64(0)
+		for _, r := range runs {
+			pos += int64(copy(dst[pos:], in[r.lo*w:r.hi*w]))
 		}
-		out := array.NewData(dt, n, []*memory.Buffer{valid, vals}, nil, nulls, 0)
+		out := array.NewData(dt, int(n), []*memory.Buffer{valid, vals}, nil, nulls, 0)
 		releaseAll(valid, vals)
 		return out
 	}
@@ -186,9 +181,20 @@ func offsetsOf[T offsets](b *memory.Buffer, off int64) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)/int(unsafe.Sizeof(zero)))[off:]
 }
 
-// gatherBinary is gatherData for strings and binaries.
-func gatherBinary[T offsets](mem memory.Allocator, d arrow.ArrayData, idx []int64, valid *memory.Buffer, nulls int) arrow.ArrayData {
-	n := len(idx)
+// rebase writes the offsets of positions [lo, hi) into o from o[j],
+// shifted so that the first starts at pos; it returns the next j.
+func rebase[T offsets](o, offs []T, lo, hi int64, j int, pos T) int {
+	shift := pos - offs[lo]
+	for k := lo; k < hi; k++ {
+		o[j] = offs[k] + shift
+		j++
+	}
+	return j
+}
+
+// gatherBinary is gatherSpans for strings and binaries: the bytes of a
+// span are one copy.
+func gatherBinary[T offsets](mem memory.Allocator, d arrow.ArrayData, runs []span, n int64, valid *memory.Buffer, nulls int) arrow.ArrayData {
 	var zero T
 	offs := offsetsOf[T](d.Buffers()[1], int64(d.Offset()))
 	var data []byte
@@ -196,44 +202,43 @@ func gatherBinary[T offsets](mem memory.Allocator, d arrow.ArrayData, idx []int6
 		data = b.Bytes()
 	}
 	total := 0
-	for _, i := range idx {
-		total += int(offs[i+1] - offs[i])
+	for _, r := range runs {
+		total += int(offs[r.hi] - offs[r.lo])
 	}
-	ob := newBuf(mem, (n+1)*int(unsafe.Sizeof(zero)))
+	ob := newBuf(mem, int(n+1)*int(unsafe.Sizeof(zero)))
 	db := newBuf(mem, total)
 	o := offsetsOf[T](ob, 0)
 	dst := db.Bytes()
-	pos := T(0)
-	for j, i := range idx {
-		o[j] = pos
-		pos += T(copy(dst[pos:], data[offs[i]:offs[i+1]]))
+	j, pos := 0, T(0)
+	for _, r := range runs {
+		j = rebase(o, offs, r.lo, r.hi, j, pos)
+		pos += T(copy(dst[pos:], data[offs[r.lo]:offs[r.hi]]))
 	}
 	o[n] = pos
-	out := array.NewData(d.DataType(), n, []*memory.Buffer{valid, ob, db}, nil, nulls, 0)
+	out := array.NewData(d.DataType(), int(n), []*memory.Buffer{valid, ob, db}, nil, nulls, 0)
 	releaseAll(valid, ob, db)
 	return out
 }
 
-// gatherList is gatherData for lists: new offsets, and the child array
-// gathered at the positions of the selected lists' values.
-func gatherList[T offsets](mem memory.Allocator, d arrow.ArrayData, idx []int64, valid *memory.Buffer, nulls int) arrow.ArrayData {
-	n := len(idx)
+// gatherList is gatherSpans for lists: new offsets, and the child array
+// gathered as one span per span of lists.
+func gatherList[T offsets](mem memory.Allocator, d arrow.ArrayData, runs []span, n int64, valid *memory.Buffer, nulls int) arrow.ArrayData {
 	var zero T
 	offs := offsetsOf[T](d.Buffers()[1], int64(d.Offset()))
-	ob := newBuf(mem, (n+1)*int(unsafe.Sizeof(zero)))
+	ob := newBuf(mem, int(n+1)*int(unsafe.Sizeof(zero)))
 	o := offsetsOf[T](ob, 0)
-	var child []int64
-	pos := T(0)
-	for j, i := range idx {
-		o[j] = pos
-		for k := offs[i]; k < offs[i+1]; k++ {
-			child = append(child, int64(k))
+	child := make([]span, 0, len(runs))
+	j, pos := 0, T(0)
+	for _, r := range runs {
+		j = rebase(o, offs, r.lo, r.hi, j, pos)
+		if lo, hi := int64(offs[r.lo]), int64(offs[r.hi]); hi > lo {
+			child = append(child, span{lo, hi})
 		}
-		pos += offs[i+1] - offs[i]
+		pos += offs[r.hi] - offs[r.lo]
 	}
 	o[n] = pos
-	c := gatherData(mem, d.Children()[0], child)
-	out := array.NewData(d.DataType(), n, []*memory.Buffer{valid, ob}, []arrow.ArrayData{c}, nulls, 0)
+	c := gatherSpans(mem, d.Children()[0], child, int64(pos))
+	out := array.NewData(d.DataType(), int(n), []*memory.Buffer{valid, ob}, []arrow.ArrayData{c}, nulls, 0)
 	c.Release()
 	releaseAll(valid, ob)
 	return out

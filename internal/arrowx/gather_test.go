@@ -118,10 +118,20 @@ func TestGatherRandom(t *testing.T) {
 	a := b.NewArray()
 	b.Release()
 	defer a.Release()
-	for round := 0; round < 50; round++ {
-		idx := make([]int64, r.IntN(300))
-		for i := range idx {
-			idx[i] = r.Int64N(int64(a.Len()))
+	for round := 0; round < 100; round++ {
+		var idx []int64
+		if round%2 == 0 {
+			idx = make([]int64, r.IntN(300))
+			for i := range idx {
+				idx[i] = r.Int64N(int64(a.Len()))
+			}
+		} else {
+			// Runs of consecutive rows, as a partition split gives.
+			for i := int64(0); i < int64(a.Len()); i++ {
+				if r.IntN(3) > 0 {
+					idx = append(idx, i)
+				}
+			}
 		}
 		got, ok := Gather(mem, a, idx)
 		if !ok {
