@@ -70,10 +70,12 @@ type Writer struct {
 	// MaxPartitions is the most partitions one table may write; more is an
 	// error, because it means a partition column with too many values.
 	MaxPartitions int `yaml:"max_partitions"`
-	// Dictionary lists columns written with dictionary encoding. Columns
-	// not listed are written plain. Dictionary pages never fall back to
-	// plain (the fallback makes arrow-go's output non-deterministic), so
-	// list only columns with few distinct values.
+	// Dictionary lists columns written with dictionary encoding (for a
+	// list column, its values). Columns not listed are written plain.
+	// Dictionary pages never fall back to plain (the fallback makes
+	// arrow-go's output non-deterministic), so list only columns whose
+	// values repeat within a row group: long texts repeated row after row
+	// are where it pays.
 	Dictionary []string `yaml:"dictionary"`
 }
 
