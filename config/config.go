@@ -77,6 +77,11 @@ type Writer struct {
 	// values repeat within a row group: long texts repeated row after row
 	// are where it pays.
 	Dictionary []string `yaml:"dictionary"`
+	// NoStatistics lists columns written without min/max statistics (for
+	// a list column, its values). Statistics of long free texts cost CPU
+	// (every value is compared) and footer bytes, and no reader prunes on
+	// them; keep them for ids, keys, numbers and dates.
+	NoStatistics []string `yaml:"no_statistics"`
 }
 
 // Dataset declares one source dataset: its inputs and output tables.

@@ -124,6 +124,9 @@ func mergeWriter(base, over Writer) Writer {
 	if over.Dictionary != nil {
 		base.Dictionary = append(append([]string(nil), base.Dictionary...), over.Dictionary...)
 	}
+	if over.NoStatistics != nil {
+		base.NoStatistics = append(append([]string(nil), base.NoStatistics...), over.NoStatistics...)
+	}
 	return base
 }
 

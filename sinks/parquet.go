@@ -39,8 +39,8 @@ type FileInfo struct {
 }
 
 // writerProps builds the Spark-safe writer properties: data page v1,
-// zstd or snappy, statistics on, no dictionary except for the listed
-// columns (whose dictionary never falls back to plain, because arrow-go
+// zstd or snappy, statistics on except for the listed columns, no
+// dictionary except for the listed columns (whose dictionary never falls back to plain, because arrow-go
 // writes the fallback's encoding stats in random order).
 func writerProps(w config.Writer, schema *arrow.Schema, mem memory.Allocator) (*parquet.WriterProperties, pqarrow.ArrowWriterProperties) {
 	opts := []parquet.WriterProperty{
@@ -68,10 +68,13 @@ func writerProps(w config.Writer, schema *arrow.Schema, mem memory.Allocator) (*
 		pqarrow.WithStoreSchema(),
 		pqarrow.WithCoerceTimestamps(arrow.Microsecond),
 	)
-	if len(w.Dictionary) > 0 {
-		// A dictionary is set per leaf column: a list column's values are
-		// the leaf "name.list.element", not "name".
-		opts = append(opts, dictionaryLeaves(w.Dictionary, schema, arrowProps)...)
+	// Dictionaries and statistics are set per leaf column: a list
+	// column's values are the leaf "name.list.element", not "name".
+	for _, leaf := range leavesOf(w.Dictionary, schema, arrowProps) {
+		opts = append(opts, parquet.WithDictionaryFor(leaf, true))
+	}
+	for _, leaf := range leavesOf(w.NoStatistics, schema, arrowProps) {
+		opts = append(opts, parquet.WithStatsFor(leaf, false))
 	}
 	return parquet.NewWriterProperties(opts...), arrowProps
 }
@@ -266,22 +269,25 @@ func (f *fileWriter) abort() {
 	f.fs.Remove(f.tmp)
 }
 
-// dictionaryLeaves turns the configured dictionary columns into writer
-// options for each of their leaf columns (the column itself, or every
-// leaf below a list or struct column).
-func dictionaryLeaves(cols []string, schema *arrow.Schema, arrowProps pqarrow.ArrowWriterProperties) []parquet.WriterProperty {
+// leavesOf returns the paths of the leaf columns of cols: the column
+// itself, or every leaf below a list or struct column.
+func leavesOf(cols []string, schema *arrow.Schema, arrowProps pqarrow.ArrowWriterProperties) []string {
+	if len(cols) == 0 {
+		return nil
+	}
 	sc, err := pqarrow.ToParquet(schema, parquet.NewWriterProperties(), arrowProps)
 	if err != nil {
 		return nil // the writer reports the schema error itself
 	}
-	var opts []parquet.WriterProperty
+	var leaves []string
 	for i := 0; i < sc.NumColumns(); i++ {
 		leaf := sc.Column(i).Path()
 		for _, c := range cols {
 			if leaf == c || strings.HasPrefix(leaf, c+".") {
-				opts = append(opts, parquet.WithDictionaryFor(leaf, true))
+				leaves = append(leaves, leaf)
+				break
 			}
 		}
 	}
-	return opts
+	return leaves
 }

@@ -383,3 +383,63 @@ func TestDictionaryReachesListColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestNoStatisticsReachesLeaves: a column listed in no_statistics (a
+// list column: its values) is written without min/max; the others keep
+// theirs.
+func TestNoStatisticsReachesLeaves(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.BinaryTypes.String},
+		{Name: "texts", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
+		{Name: "text", Type: arrow.BinaryTypes.String},
+	}, nil)
+	bld := array.NewRecordBuilder(mem, schema)
+	for i := 0; i < 10; i++ {
+		bld.Field(0).(*array.StringBuilder).Append(fmt.Sprint("id-", i))
+		lb := bld.Field(1).(*array.ListBuilder)
+		lb.Append(true)
+		lb.ValueBuilder().(*array.StringBuilder).AppendValues([]string{"a long text", "another"}, nil)
+		bld.Field(2).(*array.StringBuilder).Append(fmt.Sprint("a paragraph ", i))
+	}
+	b := bld.NewRecordBatch()
+	bld.Release()
+	defer b.Release()
+	w := config.DefaultWriter
+	w.NoStatistics = []string{"texts", "text"}
+	root := t.TempDir()
+	sink, err := NewTable(root, "t", schema, nil, w, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Write(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	files, err := sink.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := file.OpenParquetFile(filepath.Join(root, files[0].Path), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rg := r.MetaData().RowGroup(0)
+	want := map[string]bool{"id": true, "texts.list.element": false, "text": false}
+	for i := 0; i < rg.NumColumns(); i++ {
+		cc, err := rg.ColumnChunk(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := cc.PathInSchema().String()
+		has := false
+		if ok, _ := cc.StatsSet(); ok {
+			st, err := cc.Statistics()
+			has = err == nil && st != nil && st.HasMinMax()
+		}
+		if has != want[path] {
+			t.Errorf("column %s: min/max written %v, want %v", path, has, want[path])
+		}
+	}
+}

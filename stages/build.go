@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -71,6 +73,11 @@ func BuildTable(cfg *config.Config, dataset, table, dataRoot string, mem memory.
 			return nil, cfg.At(fmt.Sprintf("%s.partition_by[%d]", tp, i), fmt.Errorf("%w %q (have %s)", ErrNoColumn, p, columnList(schema)))
 		}
 	}
+	if t.Writer != nil {
+		if err := checkWriterColumns(cfg, tp, schema, t); err != nil {
+			return nil, err
+		}
+	}
 	if len(t.PartitionBy) > 0 {
 		pc, err := NewPartitionCheck(mem, schema, t.PartitionBy)
 		if err != nil {
@@ -80,6 +87,30 @@ func BuildTable(cfg *config.Config, dataset, table, dataRoot string, mem memory.
 	}
 	b.Schema = schema
 	return b, nil
+}
+
+// checkWriterColumns reports a column a table's writer.dictionary or
+// writer.no_statistics names but the table does not write (a typo would
+// otherwise be ignored silently). Partition columns are folders, not
+// columns of the files.
+func checkWriterColumns(cfg *config.Config, tp string, schema *arrow.Schema, t *config.Table) error {
+	var errs []error
+	lists := []struct {
+		key  string
+		cols []string
+	}{{"dictionary", t.Writer.Dictionary}, {"no_statistics", t.Writer.NoStatistics}}
+	for _, l := range lists {
+		key := l.key
+		for i, c := range l.cols {
+			switch {
+			case slices.Contains(t.PartitionBy, c):
+				errs = append(errs, cfg.At(fmt.Sprintf("%s.writer.%s[%d]", tp, key, i), fmt.Errorf("%q is a partition column: it is a folder, not a column of the files", c)))
+			case colIndex(schema, c) < 0 || strings.HasPrefix(c, "_"):
+				errs = append(errs, cfg.At(fmt.Sprintf("%s.writer.%s[%d]", tp, key, i), fmt.Errorf("%w %q (have %s)", ErrNoColumn, c, columnList(schema))))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Source is a pipeline.Source that knows the schema of its batches.

@@ -144,6 +144,10 @@ func TestCommandErrors(t *testing.T) {
 	typo := filepath.Join(dir, "pipeline.yaml")
 	src, _ := os.ReadFile("../../pipeline.yaml")
 	os.WriteFile(typo, bytes.Replace(src, []byte("partition_by: [dimension]"), []byte("partiton_by: [dimension]"), 1), 0o644)
+	dictTypo := filepath.Join(dir, "dict.yaml")
+	os.WriteFile(dictTypo, bytes.Replace(src, []byte("dictionary: [references_ids, references_texts]"), []byte("dictionary: [references_ids, reference_texts]"), 1), 0o644)
+	partStats := filepath.Join(dir, "stats.yaml")
+	os.WriteFile(partStats, bytes.Replace(src, []byte("writer: {no_statistics: [text]}"), []byte("writer: {no_statistics: [text, style]}"), 1), 0o644)
 	tests := []struct {
 		name string
 		args []string
@@ -152,6 +156,10 @@ func TestCommandErrors(t *testing.T) {
 	}{
 		{"typo in pipeline.yaml", []string{"run", "--config", typo, "--data", "../../testdata", "--out", dir}, 2,
 			[]string{"pipeline.yaml:", "partiton_by", `did you mean "partition_by"?`}},
+		{"writer.dictionary names a column the table does not write", []string{"check", "--config", dictTypo, "--data", "../../testdata"}, 2,
+			[]string{"dict.yaml:", "writer.dictionary[1]", `"reference_texts"`, "references_texts"}},
+		{"writer.no_statistics names a partition column", []string{"check", "--config", partStats, "--data", "../../testdata"}, 2,
+			[]string{"stats.yaml:", "writer.no_statistics[1]", `"style" is a partition column`}},
 		{"missing input names the path and the data root", []string{"run", "--config", "../../pipeline.yaml", "--data", dir, "--out", dir}, 1,
 			[]string{filepath.Join(dir, "crowdrag25", "ratings.jsonl.gz") + " does not exist", "--data"}},
 		{"unknown dataset", []string{"run", "--config", "../../pipeline.yaml", "--only", "nope"}, 1, []string{"no such dataset", "crowdrag25"}},
