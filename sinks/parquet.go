@@ -39,9 +39,10 @@ type FileInfo struct {
 }
 
 // writerProps builds the Spark-safe writer properties: data page v1,
-// zstd or snappy, statistics on except for the listed columns, no
-// dictionary except for the listed columns (whose dictionary never falls back to plain, because arrow-go
-// writes the fallback's encoding stats in random order).
+// zstd or snappy, statistics on except for the columns listed in
+// no_statistics, no dictionary except for the columns listed in
+// dictionary (whose dictionary never falls back to plain, because
+// arrow-go writes the fallback's encoding stats in random order).
 func writerProps(w config.Writer, schema *arrow.Schema, mem memory.Allocator) (*parquet.WriterProperties, pqarrow.ArrowWriterProperties) {
 	opts := []parquet.WriterProperty{
 		parquet.WithAllocator(mem),
