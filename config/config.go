@@ -79,8 +79,9 @@ type Writer struct {
 	Dictionary []string `yaml:"dictionary"`
 	// NoStatistics lists columns written without min/max statistics (for
 	// a list column, its values). Statistics of long free texts cost CPU
-	// (every value is compared) and footer bytes, and no reader prunes on
-	// them; keep them for ids, keys, numbers and dates.
+	// (every value is compared) and footer bytes, and a filter on a
+	// paragraph seldom skips a row group by them; keep them for ids,
+	// keys, numbers and dates.
 	NoStatistics []string `yaml:"no_statistics"`
 }
 
