@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/agora-etl/agora/config"
@@ -328,17 +329,16 @@ func TestBufferBytesCutsTheLargestRowGroup(t *testing.T) {
 	}
 }
 
-// TestDictionaryReachesListColumns: a dictionary column is set per leaf,
-// so a listed list column gets its dictionary on "name.list.element"
-// (it was silently written plain when the option named only "name"),
-// and a column not listed stays plain.
-func TestDictionaryReachesListColumns(t *testing.T) {
+// writeLeafCase writes a table of id, tags (list<string>) and text, written as one
+// file with the given writer; check looks at each leaf's column chunk.
+func writeLeafCase(t *testing.T, w config.Writer, check func(path string, cc *metadata.ColumnChunkMetaData)) {
+	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.BinaryTypes.String},
 		{Name: "tags", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
-		{Name: "other", Type: arrow.BinaryTypes.String},
+		{Name: "text", Type: arrow.BinaryTypes.String},
 	}, nil)
 	bld := array.NewRecordBuilder(mem, schema)
 	for i := 0; i < 100; i++ {
@@ -346,13 +346,11 @@ func TestDictionaryReachesListColumns(t *testing.T) {
 		lb := bld.Field(1).(*array.ListBuilder)
 		lb.Append(true)
 		lb.ValueBuilder().(*array.StringBuilder).AppendValues([]string{"a", "b"}, nil)
-		bld.Field(2).(*array.StringBuilder).Append("same")
+		bld.Field(2).(*array.StringBuilder).Append(fmt.Sprint("a paragraph ", i))
 	}
 	b := bld.NewRecordBatch()
 	bld.Release()
 	defer b.Release()
-	w := config.DefaultWriter
-	w.Dictionary = []string{"id", "tags"}
 	root := t.TempDir()
 	sink, err := NewTable(root, "t", schema, nil, w, mem)
 	if err != nil {
@@ -371,68 +369,38 @@ func TestDictionaryReachesListColumns(t *testing.T) {
 	}
 	defer r.Close()
 	rg := r.MetaData().RowGroup(0)
-	want := map[string]bool{"id": true, "tags.list.element": true, "other": false}
 	for i := 0; i < rg.NumColumns(); i++ {
 		cc, err := rg.ColumnChunk(i)
 		if err != nil {
 			t.Fatal(err)
 		}
-		path := cc.PathInSchema().String()
+		check(cc.PathInSchema().String(), cc)
+	}
+}
+
+// TestDictionaryReachesListColumns: a dictionary column is set per leaf,
+// so a listed list column gets its dictionary on "name.list.element"
+// (it was silently written plain when the option named only "name"),
+// and a column not listed stays plain.
+func TestDictionaryReachesListColumns(t *testing.T) {
+	w := config.DefaultWriter
+	w.Dictionary = []string{"id", "tags"}
+	want := map[string]bool{"id": true, "tags.list.element": true, "text": false}
+	writeLeafCase(t, w, func(path string, cc *metadata.ColumnChunkMetaData) {
 		if got := cc.HasDictionaryPage(); got != want[path] {
 			t.Errorf("column %s: dictionary page %v, want %v", path, got, want[path])
 		}
-	}
+	})
 }
 
 // TestNoStatisticsReachesLeaves: a column listed in no_statistics (a
 // list column: its values) is written without min/max; the others keep
 // theirs.
 func TestNoStatisticsReachesLeaves(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.BinaryTypes.String},
-		{Name: "texts", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
-		{Name: "text", Type: arrow.BinaryTypes.String},
-	}, nil)
-	bld := array.NewRecordBuilder(mem, schema)
-	for i := 0; i < 10; i++ {
-		bld.Field(0).(*array.StringBuilder).Append(fmt.Sprint("id-", i))
-		lb := bld.Field(1).(*array.ListBuilder)
-		lb.Append(true)
-		lb.ValueBuilder().(*array.StringBuilder).AppendValues([]string{"a long text", "another"}, nil)
-		bld.Field(2).(*array.StringBuilder).Append(fmt.Sprint("a paragraph ", i))
-	}
-	b := bld.NewRecordBatch()
-	bld.Release()
-	defer b.Release()
 	w := config.DefaultWriter
-	w.NoStatistics = []string{"texts", "text"}
-	root := t.TempDir()
-	sink, err := NewTable(root, "t", schema, nil, w, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sink.Write(t.Context(), b); err != nil {
-		t.Fatal(err)
-	}
-	files, err := sink.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := file.OpenParquetFile(filepath.Join(root, files[0].Path), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	rg := r.MetaData().RowGroup(0)
-	want := map[string]bool{"id": true, "texts.list.element": false, "text": false}
-	for i := 0; i < rg.NumColumns(); i++ {
-		cc, err := rg.ColumnChunk(i)
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := cc.PathInSchema().String()
+	w.NoStatistics = []string{"tags", "text"}
+	want := map[string]bool{"id": true, "tags.list.element": false, "text": false}
+	writeLeafCase(t, w, func(path string, cc *metadata.ColumnChunkMetaData) {
 		has := false
 		if ok, _ := cc.StatsSet(); ok {
 			st, err := cc.Statistics()
@@ -441,5 +409,5 @@ func TestNoStatisticsReachesLeaves(t *testing.T) {
 		if has != want[path] {
 			t.Errorf("column %s: min/max written %v, want %v", path, has, want[path])
 		}
-	}
+	})
 }
