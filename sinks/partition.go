@@ -1,9 +1,13 @@
 package sinks
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
 // HiveNull is the directory value Hive, Spark, Arrow and DuckDB read as
@@ -117,4 +121,107 @@ func PartitionPath(cols []string, vals []*string) (string, error) {
 		segs[i] = seg
 	}
 	return strings.Join(segs, "/"), nil
+}
+
+// Partition is a partition folder: its path ("col=value/...") and its
+// values as readers will see them (nil for null and "").
+type Partition struct {
+	Path   string
+	Values []*string
+}
+
+// Partitioner finds the partition of a row. The raw values are looked up
+// in a cache first, so a folder name is escaped once per distinct value,
+// not once per row; the cache holds at most limit values (the outcome of
+// a value that does not fit is worked out again each time). A value too
+// long for a folder name gives an error wrapping ErrPartitionValue, and
+// that outcome is cached too. A Partitioner is not safe for concurrent
+// use.
+type Partitioner struct {
+	cols  []string // partition column names
+	idx   []int    // their columns in the batches
+	limit int
+	cache map[string]partitionOutcome
+	key   []byte
+}
+
+type partitionOutcome struct {
+	p   *Partition
+	err error
+}
+
+// NewPartitioner finds partitions on columns idx of the batches, named
+// cols, remembering at most limit distinct values.
+func NewPartitioner(cols []string, idx []int, limit int) *Partitioner {
+	return &Partitioner{cols: cols, idx: idx, limit: limit}
+}
+
+// Of returns row i's partition.
+func (p *Partitioner) Of(b arrow.RecordBatch, i int) (*Partition, error) {
+	key := p.key[:0]
+	for _, c := range p.idx {
+		a := b.Column(c)
+		if a.IsNull(i) {
+			key = append(key, 0)
+			continue
+		}
+		key = append(key, 1)
+		switch v := a.(type) {
+		case *array.String:
+			s := v.Value(i)
+			key = binary.AppendUvarint(key, uint64(len(s)))
+			key = append(key, s...)
+		case *array.Int64:
+			key = binary.AppendVarint(key, v.Value(i))
+		case *array.Int32:
+			key = binary.AppendVarint(key, int64(v.Value(i)))
+		case *array.Boolean:
+			if v.Value(i) {
+				key = append(key, 1)
+			} else {
+				key = append(key, 0)
+			}
+		default:
+			s := a.ValueStr(i)
+			key = binary.AppendUvarint(key, uint64(len(s)))
+			key = append(key, s...)
+		}
+	}
+	p.key = key
+	if o, ok := p.cache[string(key)]; ok {
+		return o.p, o.err
+	}
+	vs := make([]*string, len(p.idx))
+	for k, c := range p.idx {
+		vs[k] = partValue(b.Column(c), i)
+	}
+	var o partitionOutcome
+	if path, err := PartitionPath(p.cols, vs); err != nil {
+		o.err = err
+	} else {
+		o.p = &Partition{Path: path, Values: vs}
+	}
+	if len(p.cache) < p.limit {
+		if p.cache == nil {
+			p.cache = map[string]partitionOutcome{}
+		}
+		p.cache[string(key)] = o
+	}
+	return o.p, o.err
+}
+
+// partValue returns row i's partition value as readers will see it: an
+// empty string is written as the null directory, so it is nil here too.
+func partValue(a arrow.Array, i int) *string {
+	if a.IsNull(i) {
+		return nil
+	}
+	s := a.ValueStr(i)
+	if sa, ok := a.(*array.String); ok {
+		s = strings.Clone(sa.Value(i)) // kept: not a view of the batch's buffer
+	}
+	if s == "" {
+		return nil
+	}
+	return &s
 }

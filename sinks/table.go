@@ -2,7 +2,6 @@ package sinks
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"path"
@@ -49,8 +48,7 @@ type Table struct {
 	nrej   int64
 	closed bool
 
-	partCache map[string]*partKey // raw partition values → partition
-	keyBuf    []byte
+	partitioner *Partitioner
 }
 
 type partWriter struct {
@@ -104,6 +102,9 @@ func NewTable(root, name string, in *arrow.Schema, partitionBy []string, w confi
 		return nil, fmt.Errorf("table %s has no columns to write", name)
 	}
 	t.schema = arrow.NewSchema(fields, nil)
+	// The partitioner remembers at most the partitions a table may write,
+	// plus values that name the same folder (null and "").
+	t.partitioner = NewPartitioner(partitionBy, t.partIdx, w.MaxPartitions+2)
 	return t, nil
 }
 
@@ -115,27 +116,27 @@ func (t *Table) Schema() *arrow.Schema { return t.schema }
 func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 	n := int(b.NumRows())
 	groups := map[string][]int64{}
-	var seen []*partKey
+	var seen []*Partition
 	for i := 0; i < n; i++ {
-		pk := &partKey{}
+		pk := &Partition{}
 		if len(t.partIdx) > 0 {
 			var err error
-			if pk, err = t.rowPartition(b, i); err != nil {
-				return err
+			if pk, err = t.partitioner.Of(b, i); err != nil {
+				return fmt.Errorf("%s:%d: %w", t.name, pipeline.LineOf(b, i), err)
 			}
 		}
-		rows, ok := groups[pk.path]
+		rows, ok := groups[pk.Path]
 		if !ok {
 			seen = append(seen, pk)
 		}
-		groups[pk.path] = append(rows, int64(i))
+		groups[pk.Path] = append(rows, int64(i))
 	}
 	cols := make([]arrow.Array, len(t.dataIdx))
 	for i, c := range t.dataIdx {
 		cols[i] = b.Column(c)
 	}
 	for _, pk := range seen {
-		idx := groups[pk.path]
+		idx := groups[pk.Path]
 		var part arrow.RecordBatch
 		if len(idx) == n {
 			part = array.NewRecordBatch(t.schema, cols, int64(n))
@@ -149,91 +150,13 @@ func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 				a.Release()
 			}
 		}
-		err := t.writePart(pk.path, pk.vals, part)
+		err := t.writePart(pk.Path, pk.Values, part)
 		part.Release()
 		if err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// partKey is a partition: its folder path and its values.
-type partKey struct {
-	path string
-	vals []*string
-}
-
-// rowPartition returns row i's partition. The raw values are looked up in
-// a cache first, so the path is escaped once per distinct value, not per
-// row; the cache holds at most the partitions written (max_partitions),
-// plus values that name the same folder (null and "").
-func (t *Table) rowPartition(b arrow.RecordBatch, i int) (*partKey, error) {
-	buf := t.keyBuf[:0]
-	for _, c := range t.partIdx {
-		a := b.Column(c)
-		if a.IsNull(i) {
-			buf = append(buf, 0)
-			continue
-		}
-		buf = append(buf, 1)
-		switch v := a.(type) {
-		case *array.String:
-			s := v.Value(i)
-			buf = binary.AppendUvarint(buf, uint64(len(s)))
-			buf = append(buf, s...)
-		case *array.Int64:
-			buf = binary.AppendVarint(buf, v.Value(i))
-		case *array.Int32:
-			buf = binary.AppendVarint(buf, int64(v.Value(i)))
-		case *array.Boolean:
-			if v.Value(i) {
-				buf = append(buf, 1)
-			} else {
-				buf = append(buf, 0)
-			}
-		default:
-			s := a.ValueStr(i)
-			buf = binary.AppendUvarint(buf, uint64(len(s)))
-			buf = append(buf, s...)
-		}
-	}
-	t.keyBuf = buf
-	if pk, ok := t.partCache[string(buf)]; ok {
-		return pk, nil
-	}
-	vs := make([]*string, len(t.partIdx))
-	for k, c := range t.partIdx {
-		vs[k] = partValue(b.Column(c), i)
-	}
-	p, err := PartitionPath(t.parts, vs)
-	if err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", t.name, pipeline.LineOf(b, i), err)
-	}
-	pk := &partKey{path: p, vals: vs}
-	if len(t.partCache) <= t.w.MaxPartitions+2 {
-		if t.partCache == nil {
-			t.partCache = map[string]*partKey{}
-		}
-		t.partCache[string(buf)] = pk
-	}
-	return pk, nil
-}
-
-// partValue returns row i's partition value as readers will see it: an
-// empty string is written as the null directory, so it is nil here too.
-func partValue(a arrow.Array, i int) *string {
-	if a.IsNull(i) {
-		return nil
-	}
-	s := a.ValueStr(i)
-	if sa, ok := a.(*array.String); ok {
-		s = strings.Clone(sa.Value(i)) // kept: not a view of the batch's buffer
-	}
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 func (t *Table) writePart(key string, vals []*string, b arrow.RecordBatch) error {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/agora-etl/agora/pipeline"
@@ -36,32 +35,17 @@ func NewPartitionCheck(mem memory.Allocator, in *arrow.Schema, cols []string) (*
 	return &PartitionCheck{mem: mem, cols: cols, idx: idx}, nil
 }
 
-// Process passes the rows whose partition path can be written. Each
-// distinct value is escaped once per batch, not once per row. It keeps no
-// state between calls, so workers may call it concurrently.
+// Process passes the rows whose partition path can be written, worked
+// out by the sink's own sinks.Partitioner, so a row passes exactly when
+// the sink can place it. Each distinct value is escaped once per batch,
+// not once per row. It keeps no state between calls, so workers may call
+// it concurrently.
 func (p *PartitionCheck) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
-	// seen holds the outcome by raw values (null marked apart from "").
-	seen := map[string]error{}
-	var key []byte
+	parts := sinks.NewPartitioner(p.cols, p.idx, maxSeen)
 	n := int(in.NumRows())
 	keep := make([]int64, 0, n)
 	for i := 0; i < n; i++ {
-		key = appendRowKey(key[:0], in, p.idx, i)
-		err, ok := seen[string(key)]
-		if !ok {
-			vals := make([]*string, len(p.idx))
-			for k, c := range p.idx {
-				if col := in.Column(c); col.IsValid(i) {
-					v := partitionString(col, i)
-					vals[k] = &v
-				}
-			}
-			_, err = sinks.PartitionPath(p.cols, vals)
-			if len(seen) < maxSeen {
-				seen[string(key)] = err
-			}
-		}
-		if err != nil {
+		if _, err := parts.Of(in, i); err != nil {
 			rej.AddRow(in, i, "partition", "", err.Error())
 			continue
 		}
@@ -72,12 +56,4 @@ func (p *PartitionCheck) Process(ctx context.Context, in arrow.RecordBatch, rej 
 		return in, nil
 	}
 	return takeRows(ctx, p.mem, in, keep)
-}
-
-// partitionString is the text of a partition value.
-func partitionString(a arrow.Array, i int) string {
-	if s, ok := a.(*array.String); ok {
-		return s.Value(i)
-	}
-	return a.ValueStr(i)
 }
