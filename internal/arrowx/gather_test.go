@@ -236,21 +236,10 @@ func BenchmarkGather(b *testing.B) {
 	cols := []arrow.Array{ids.NewArray(), texts.NewArray()}
 	defer cols[0].Release()
 	defer cols[1].Release()
-	var bytes int64
-	for _, c := range cols {
-		for _, buf := range c.Data().Buffers() {
-			if buf != nil {
-				bytes += int64(buf.Len())
-			}
-		}
-		for _, ch := range c.Data().Children() {
-			for _, buf := range ch.Buffers() {
-				if buf != nil {
-					bytes += int64(buf.Len())
-				}
-			}
-		}
-	}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: cols[0].DataType()}, {Name: "texts", Type: cols[1].DataType()}}, nil)
+	rec := array.NewRecordBatch(schema, cols, int64(cols[0].Len()))
+	bytes := BatchBytes(rec)
+	rec.Release()
 	parts := make([][]int64, 3)
 	for i := 0; i < 1024; i++ {
 		parts[(i/2)%3] = append(parts[(i/2)%3], int64(i)) // rows alternate style every two rows
