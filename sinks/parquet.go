@@ -71,11 +71,14 @@ func writerProps(w config.Writer, schema *arrow.Schema, mem memory.Allocator) (*
 	)
 	// Dictionaries and statistics are set per leaf column: a list
 	// column's values are the leaf "name.list.element", not "name".
-	for _, leaf := range leavesOf(w.Dictionary, schema, arrowProps) {
-		opts = append(opts, parquet.WithDictionaryFor(leaf, true))
-	}
-	for _, leaf := range leavesOf(w.NoStatistics, schema, arrowProps) {
-		opts = append(opts, parquet.WithStatsFor(leaf, false))
+	if len(w.Dictionary) > 0 || len(w.NoStatistics) > 0 {
+		leaves := leafPaths(schema, arrowProps)
+		for _, leaf := range leavesOf(w.Dictionary, leaves) {
+			opts = append(opts, parquet.WithDictionaryFor(leaf, true))
+		}
+		for _, leaf := range leavesOf(w.NoStatistics, leaves) {
+			opts = append(opts, parquet.WithStatsFor(leaf, false))
+		}
 	}
 	return parquet.NewWriterProperties(opts...), arrowProps
 }
@@ -270,25 +273,30 @@ func (f *fileWriter) abort() {
 	f.fs.Remove(f.tmp)
 }
 
-// leavesOf returns the paths of the leaf columns of cols: the column
-// itself, or every leaf below a list or struct column.
-func leavesOf(cols []string, schema *arrow.Schema, arrowProps pqarrow.ArrowWriterProperties) []string {
-	if len(cols) == 0 {
-		return nil
-	}
+// leafPaths returns the paths of the file's leaf columns.
+func leafPaths(schema *arrow.Schema, arrowProps pqarrow.ArrowWriterProperties) []string {
 	sc, err := pqarrow.ToParquet(schema, parquet.NewWriterProperties(), arrowProps)
 	if err != nil {
 		return nil // the writer reports the schema error itself
 	}
-	var leaves []string
-	for i := 0; i < sc.NumColumns(); i++ {
-		leaf := sc.Column(i).Path()
+	paths := make([]string, sc.NumColumns())
+	for i := range paths {
+		paths[i] = sc.Column(i).Path()
+	}
+	return paths
+}
+
+// leavesOf returns the leaves of cols: a column itself, or every leaf
+// below a list or struct column.
+func leavesOf(cols, leaves []string) []string {
+	var out []string
+	for _, leaf := range leaves {
 		for _, c := range cols {
 			if leaf == c || strings.HasPrefix(leaf, c+".") {
-				leaves = append(leaves, leaf)
+				out = append(out, leaf)
 				break
 			}
 		}
 	}
-	return leaves
+	return out
 }
