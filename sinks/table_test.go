@@ -329,6 +329,46 @@ func TestBufferBytesCutsTheLargestRowGroup(t *testing.T) {
 	}
 }
 
+// TestFileBytesStartsANewFile: once a file's written row groups reach
+// file_bytes, the partition's next rows go to a new file. The size is
+// cached between row groups, so this also checks the cache is dropped
+// when a row group is written.
+func TestFileBytesStartsANewFile(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	root := t.TempDir()
+	w := config.DefaultWriter
+	w.RowGroupRows = 2 // every two rows fill a row group
+	w.FileBytes = 1    // any written row group fills a file
+	sink, err := NewTable(root, "t", testSchema, nil, w, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One row at a time: the size is asked for after each row, before and
+	// after its row group is written.
+	for i := 0; i < 6; i++ {
+		b := batch(t, mem, fmt.Sprintf(`[{"id":"%d","_line":%d}]`, i, i+1))
+		if err := sink.Write(t.Context(), b); err != nil {
+			t.Fatal(err)
+		}
+		b.Release()
+	}
+	files, err := sink.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 3 {
+		t.Fatalf("got %d files, want 3 (one per row group): %+v", len(files), files)
+	}
+	for i, f := range files {
+		_, rows := readBack(t, mem, filepath.Join(root, filepath.FromSlash(f.Path)))
+		want := []string{fmt.Sprintf(`{"dim":null,"id":"%d","ts":null,"votes":null}`, 2*i), fmt.Sprintf(`{"dim":null,"id":"%d","ts":null,"votes":null}`, 2*i+1)}
+		if f.Path != fmt.Sprintf("t/part-%05d.parquet", i) || strings.Join(rows, "\n") != strings.Join(want, "\n") {
+			t.Errorf("file %d: %s holds %v, want t/part-%05d.parquet with %v", i, f.Path, rows, i, want)
+		}
+	}
+}
+
 // writeLeafCase writes a table of id, tags (list<string>) and text, written as one
 // file with the given writer; check looks at each leaf's column chunk.
 func writeLeafCase(t *testing.T, w config.Writer, check func(path string, cc *metadata.ColumnChunkMetaData)) {
