@@ -291,6 +291,25 @@ func TestNewReleaseRestoresAReleaseLeftAside(t *testing.T) {
 	}
 }
 
+// writeBatches writes one batch per JSON array of rows, then closes the
+// sink and returns its files.
+func writeBatches(t *testing.T, sink *Table, mem memory.Allocator, batches ...string) []FileInfo {
+	t.Helper()
+	for _, rows := range batches {
+		b := batch(t, mem, rows)
+		err := sink.Write(t.Context(), b)
+		b.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, err := sink.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
 // TestBufferBytesCutsTheLargestRowGroup: with a small budget over all
 // open partitions, row groups are written out early, and the files still
 // hold every row in order.
@@ -304,17 +323,8 @@ func TestBufferBytesCutsTheLargestRowGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 3; i++ {
-		b := batch(t, mem, `[{"id":"a","dim":"x","_line":1},{"id":"b","dim":"y","_line":2}]`)
-		if err := sink.Write(t.Context(), b); err != nil {
-			t.Fatal(err)
-		}
-		b.Release()
-	}
-	files, err := sink.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	two := `[{"id":"a","dim":"x","_line":1},{"id":"b","dim":"y","_line":2}]`
+	files := writeBatches(t, sink, mem, two, two, two)
 	for _, f := range files {
 		rdr, err := file.OpenParquetFile(filepath.Join(root, filepath.FromSlash(f.Path)), false)
 		if err != nil {
@@ -346,17 +356,11 @@ func TestFileBytesStartsANewFile(t *testing.T) {
 	}
 	// One row at a time: the size is asked for after each row, before and
 	// after its row group is written.
+	var rows []string
 	for i := 0; i < 6; i++ {
-		b := batch(t, mem, fmt.Sprintf(`[{"id":"%d","_line":%d}]`, i, i+1))
-		if err := sink.Write(t.Context(), b); err != nil {
-			t.Fatal(err)
-		}
-		b.Release()
+		rows = append(rows, fmt.Sprintf(`[{"id":"%d","_line":%d}]`, i, i+1))
 	}
-	files, err := sink.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := writeBatches(t, sink, mem, rows...)
 	if len(files) != 3 {
 		t.Fatalf("got %d files, want 3 (one per row group): %+v", len(files), files)
 	}
