@@ -22,6 +22,7 @@ type result struct {
 	Tables   string   `json:"tables"`
 	Missing  []string `json:"tables_missing,omitempty"`
 	WallS    float64  `json:"median_wall_s"`
+	CPUS     float64  `json:"median_cpu_s"`
 	MBps     float64  `json:"mb_per_s"`
 	RSSMB    float64  `json:"peak_rss_mb"`
 	VsAgora  float64  `json:"wall_vs_agora,omitempty"`
@@ -111,7 +112,7 @@ func compare(o options, stdout, stderr io.Writer) error {
 					fmt.Fprintf(stderr, "   %-8s rep %d: FAILED: %v\n", e, r+1, err)
 					continue
 				}
-				fmt.Fprintf(stderr, "   %-8s rep %d: %6.2f s  %6.0f MB RSS\n", e, r+1, m.Wall, float64(m.MaxRSS)/1024)
+				fmt.Fprintf(stderr, "   %-8s rep %d: %6.2f s  %6.2f CPU s  %6.0f MB RSS\n", e, r+1, m.Wall, m.CPU, float64(m.MaxRSS)/1024)
 				res[e].Reps = append(res[e].Reps, m)
 			}
 		}
@@ -243,12 +244,14 @@ func summarise(res map[string]*result) {
 		if len(r.Reps) == 0 {
 			continue
 		}
-		var walls, rss []float64
+		var walls, cpus, rss []float64
 		for _, m := range r.Reps {
 			walls = append(walls, m.Wall)
+			cpus = append(cpus, m.CPU)
 			rss = append(rss, float64(m.MaxRSS)/1024)
 		}
 		r.WallS = median(walls)
+		r.CPUS = median(cpus)
 		r.RSSMB = median(rss)
 		if r.WallS > 0 {
 			r.MBps = r.InputMB / r.WallS
@@ -336,19 +339,19 @@ func median(xs []float64) float64 {
 func writeMarkdown(w io.Writer, rep report) {
 	fmt.Fprintf(w, "\n%d threads per engine, median of %d repetition(s). \"wall vs agora\" is against the agora run "+
 		"writing the same tables (agora-same where the engine writes fewer tables than agora).\n\n", rep.Threads, rep.Reps)
-	fmt.Fprintln(w, "| dataset | scale | engine | tables | input MB | median wall s | MB/s | peak RSS MB | wall vs agora | wall vs DuckDB | rows | values |")
-	fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|---|")
+	fmt.Fprintln(w, "| dataset | scale | engine | tables | input MB | median wall s | median CPU s | MB/s | peak RSS MB | wall vs agora | wall vs DuckDB | rows | values |")
+	fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
 	for _, r := range rep.Results {
 		if r.Error != "" {
-			fmt.Fprintf(w, "| %s | %s | %s | | %.1f | | | | | | FAILED: %s | |\n", r.Dataset, r.Scale, r.Engine, r.InputMB, strings.ReplaceAll(r.Error, "|", "/"))
+			fmt.Fprintf(w, "| %s | %s | %s | | %.1f | | | | | | | FAILED: %s | |\n", r.Dataset, r.Scale, r.Engine, r.InputMB, strings.ReplaceAll(r.Error, "|", "/"))
 			continue
 		}
 		values := r.Values
 		if values == "" {
 			values = "-"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %.1f | %.2f | %.1f | %.0f | %s | %s | %s | %s |\n",
-			r.Dataset, r.Scale, r.Engine, r.Tables, r.InputMB, r.WallS, r.MBps, r.RSSMB,
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %.1f | %.2f | %.2f | %.1f | %.0f | %s | %s | %s | %s |\n",
+			r.Dataset, r.Scale, r.Engine, r.Tables, r.InputMB, r.WallS, r.CPUS, r.MBps, r.RSSMB,
 			ratio(r.VsAgora), ratio(r.VsDuckDB), r.RowCheck, values)
 	}
 	fmt.Fprintln(w)

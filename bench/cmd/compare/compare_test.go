@@ -114,18 +114,21 @@ func TestQuickCompare(t *testing.T) {
 		t.Fatalf("%d table rows, want %d:\n%s", len(rows), want, stdout.String())
 	}
 	for _, r := range rows {
-		if len(r) != 12 {
+		if len(r) != 13 {
 			t.Fatalf("row has %d cells: %q", len(r), r)
 		}
-		for _, c := range []int{4, 5, 6, 7, 8, 9} {
+		for _, c := range []int{4, 5, 6, 7, 8, 9, 10} {
 			if _, err := strconv.ParseFloat(r[c], 64); err != nil {
 				t.Errorf("%s %s: cell %d %q is not a number", r[0], r[2], c, r[c])
 			}
 		}
-		if r[10] != "ok" {
-			t.Errorf("%s %s: row check %q", r[0], r[2], r[10])
+		if cpu, _ := strconv.ParseFloat(r[6], 64); cpu <= 0 {
+			t.Errorf("%s %s: CPU seconds %q, want > 0", r[0], r[2], r[6])
 		}
-		if v := r[11]; !strings.HasPrefix(r[2], "agora") && v != "equal" {
+		if r[11] != "ok" {
+			t.Errorf("%s %s: row check %q", r[0], r[2], r[11])
+		}
+		if v := r[12]; !strings.HasPrefix(r[2], "agora") && v != "equal" {
 			t.Errorf("%s %s: values %q", r[0], r[2], v)
 		}
 	}

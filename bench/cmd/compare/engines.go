@@ -43,14 +43,18 @@ func knownEngine(e string) bool {
 
 // measurement is one run of one engine on one input.
 type measurement struct {
-	Wall    float64          `json:"wall_s"`
+	Wall float64 `json:"wall_s"`
+	// CPU is user plus system seconds: on a shared machine it varies less
+	// than the wall time, which waits for other users' work.
+	CPU     float64          `json:"cpu_s"`
 	MaxRSS  int64            `json:"max_rss_kb"`
 	Rows    map[string]int64 `json:"rows"`
 	Skipped []string         `json:"tables_missing,omitempty"`
 }
 
-// child runs cmd, timing it and reading its peak RSS (Linux: KB).
-func child(cmd *exec.Cmd) (wall float64, maxRSS int64, out []byte, err error) {
+// child runs cmd, timing it and reading its CPU seconds and peak RSS
+// (Linux: KB).
+func child(cmd *exec.Cmd) (wall, cpu float64, maxRSS int64, out []byte, err error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
@@ -61,15 +65,16 @@ func child(cmd *exec.Cmd) (wall float64, maxRSS int64, out []byte, err error) {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			maxRSS = int64(ru.Maxrss)
 		}
+		cpu = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 	}
 	if err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if len(msg) > 2000 {
 			msg = msg[len(msg)-2000:]
 		}
-		return wall, maxRSS, nil, fmt.Errorf("%s: %w\n%s", filepath.Base(cmd.Path), err, msg)
+		return wall, cpu, maxRSS, nil, fmt.Errorf("%s: %w\n%s", filepath.Base(cmd.Path), err, msg)
 	}
-	return wall, maxRSS, stdout.Bytes(), nil
+	return wall, cpu, maxRSS, stdout.Bytes(), nil
 }
 
 // childEnv is the environment with every engine held to the same threads.
@@ -117,11 +122,11 @@ func runEngine(o options, engine string, in inputSet, data, out, config string) 
 		return measurement{}, fmt.Errorf("unknown engine %q", engine)
 	}
 	cmd.Env = childEnv(o.threads)
-	wall, rss, stdout, err := child(cmd)
+	wall, cpu, rss, stdout, err := child(cmd)
 	if err != nil {
 		return measurement{}, err
 	}
-	m := measurement{Wall: wall, MaxRSS: rss}
+	m := measurement{Wall: wall, CPU: cpu, MaxRSS: rss}
 	if engine == "agora" || engine == "agora-same" {
 		m.Rows, err = manifestRows(filepath.Join(out, in.Dataset, "manifest.json"))
 	} else {

@@ -20,7 +20,7 @@ func verifyInChild(agoraOut, otherOut string, tables []string) (string, error) {
 		return "", fmt.Errorf("find own binary: %w", err)
 	}
 	cmd := exec.Command(self, verifyChild, "--agora", agoraOut, "--other", otherOut, "--tables", strings.Join(tables, ","))
-	_, _, out, err := child(cmd)
+	_, _, _, out, err := child(cmd)
 	if err != nil {
 		return "", err
 	}
