@@ -156,6 +156,44 @@ func NewPartitioner(cols []string, idx []int, limit int) *Partitioner {
 	return &Partitioner{cols: cols, idx: idx, limit: limit}
 }
 
+// samePartition reports whether rows i and j of b hold the same values in
+// the partition columns idx, so that they go to the same partition. It
+// may say false for rows that end up in the same folder (null and ""):
+// the caller then looks the row up.
+func samePartition(b arrow.RecordBatch, idx []int, i, j int) bool {
+	for _, c := range idx {
+		a := b.Column(c)
+		ni, nj := a.IsNull(i), a.IsNull(j)
+		if ni || nj {
+			if ni != nj {
+				return false
+			}
+			continue
+		}
+		switch v := a.(type) {
+		case *array.String:
+			if v.Value(i) != v.Value(j) {
+				return false
+			}
+		case *array.Int64:
+			if v.Value(i) != v.Value(j) {
+				return false
+			}
+		case *array.Int32:
+			if v.Value(i) != v.Value(j) {
+				return false
+			}
+		case *array.Boolean:
+			if v.Value(i) != v.Value(j) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // Of returns row i's partition.
 func (p *Partitioner) Of(b arrow.RecordBatch, i int) (*Partition, error) {
 	key := p.key[:0]

@@ -5,6 +5,10 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 func sp(s string) *string { return &s }
@@ -97,4 +101,56 @@ func FuzzPartitionEscape(f *testing.F) {
 			t.Fatalf("escaping broke UTF-8: %q", seg)
 		}
 	})
+}
+
+// TestSamePartition: two rows share a partition when every partition
+// column holds the same value; a null matches only a null.
+func TestSamePartition(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "j", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		{Name: "b", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+		{Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	}, nil)
+	b, _, err := array.RecordFromJSON(mem, schema, strings.NewReader(`[
+		{"s":"a","i":1,"j":1,"b":true,"f":1.5},
+		{"s":"a","i":1,"j":1,"b":true,"f":1.5},
+		{"s":"b","i":2,"j":2,"b":false,"f":2.5},
+		{"s":null,"i":null,"j":null,"b":null,"f":null},
+		{"s":null,"i":null,"j":null,"b":null,"f":null},
+		{"s":"","i":0,"j":0,"b":false,"f":0}
+	]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	tests := []struct {
+		name string
+		cols []int
+		i, j int
+		want bool
+	}{
+		{"no partition columns", nil, 0, 2, true},
+		{"equal strings", []int{0}, 0, 1, true},
+		{"different strings", []int{0}, 1, 2, false},
+		{"equal int64", []int{1}, 0, 1, true},
+		{"different int64", []int{1}, 1, 2, false},
+		{"different int32", []int{2}, 1, 2, false},
+		{"different booleans", []int{3}, 1, 2, false},
+		{"both null", []int{0, 1, 2, 3}, 3, 4, true},
+		{"null and empty string", []int{0}, 4, 5, false},
+		{"null and zero", []int{1}, 4, 5, false},
+		{"one column differs of several", []int{0, 1, 2, 3}, 1, 2, false},
+		{"other types are looked up", []int{4}, 0, 1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := samePartition(b, tt.cols, tt.i, tt.j); got != tt.want {
+				t.Fatalf("samePartition(rows %d, %d) = %v, want %v", tt.i, tt.j, got, tt.want)
+			}
+		})
+	}
 }

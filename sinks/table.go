@@ -115,9 +115,20 @@ func (t *Table) Schema() *arrow.Schema { return t.schema }
 // current file, keeping row order within a partition.
 func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 	n := int(b.NumRows())
-	groups := map[string][]int64{}
-	var seen []*Partition
+	var (
+		seen   []*Partition // in first-seen order
+		groups [][]int64    // rows of seen[k]
+		at     = map[string]int{}
+		cur    = -1 // index of the partition of row i-1
+	)
 	for i := 0; i < n; i++ {
+		// Rows come in runs of one partition (sorted inputs, or a whole
+		// unpartitioned batch): a row with its predecessor's values joins
+		// its group without a lookup.
+		if cur >= 0 && samePartition(b, t.partIdx, i-1, i) {
+			groups[cur] = append(groups[cur], int64(i))
+			continue
+		}
 		pk := &Partition{}
 		if len(t.partIdx) > 0 {
 			var err error
@@ -125,18 +136,22 @@ func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 				return fmt.Errorf("%s:%d: %w", t.name, pipeline.LineOf(b, i), err)
 			}
 		}
-		rows, ok := groups[pk.Path]
+		k, ok := at[pk.Path]
 		if !ok {
+			k = len(seen)
+			at[pk.Path] = k
 			seen = append(seen, pk)
+			groups = append(groups, nil)
 		}
-		groups[pk.Path] = append(rows, int64(i))
+		groups[k] = append(groups[k], int64(i))
+		cur = k
 	}
 	cols := make([]arrow.Array, len(t.dataIdx))
 	for i, c := range t.dataIdx {
 		cols[i] = b.Column(c)
 	}
-	for _, pk := range seen {
-		idx := groups[pk.Path]
+	for k, pk := range seen {
+		idx := groups[k]
 		var part arrow.RecordBatch
 		if len(idx) == n {
 			part = array.NewRecordBatch(t.schema, cols, int64(n))
