@@ -170,24 +170,18 @@ func samePartition(b arrow.RecordBatch, idx []int, i, j int) bool {
 			}
 			continue
 		}
+		var eq bool
 		switch v := a.(type) {
 		case *array.String:
-			if v.Value(i) != v.Value(j) {
-				return false
-			}
+			eq = v.Value(i) == v.Value(j)
 		case *array.Int64:
-			if v.Value(i) != v.Value(j) {
-				return false
-			}
+			eq = v.Value(i) == v.Value(j)
 		case *array.Int32:
-			if v.Value(i) != v.Value(j) {
-				return false
-			}
+			eq = v.Value(i) == v.Value(j)
 		case *array.Boolean:
-			if v.Value(i) != v.Value(j) {
-				return false
-			}
-		default:
+			eq = v.Value(i) == v.Value(j)
+		}
+		if !eq {
 			return false
 		}
 	}
