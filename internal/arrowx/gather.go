@@ -26,10 +26,30 @@ func Gather(mem memory.Allocator, a arrow.Array, idx []int64) (out arrow.Array, 
 	if !gatherable(a.DataType()) {
 		return nil, false
 	}
-	var runs []span
+	runs, ok := spansOf(idx, a.Len())
+	if !ok {
+		return nil, false // compute.Take reports it
+	}
+	return gatherRuns(mem, a, runs, len(idx)), true
+}
+
+// gatherRuns is Gather of the runs of a selection of n rows, found by
+// spansOf; a's type must be gatherable.
+func gatherRuns(mem memory.Allocator, a arrow.Array, runs []span, n int) arrow.Array {
+	d := gatherSpans(mem, a.Data(), runs, int64(n))
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+// span is the positions [lo, hi) of an array, relative to its offset.
+type span struct{ lo, hi int64 }
+
+// spansOf returns the runs of consecutive positions in idx, for an array
+// of length rows; ok is false when an index is out of range.
+func spansOf(idx []int64, length int) (runs []span, ok bool) {
 	for _, i := range idx {
-		if i < 0 || i >= int64(a.Len()) {
-			return nil, false // compute.Take reports it
+		if i < 0 || i >= int64(length) {
+			return nil, false
 		}
 		if k := len(runs) - 1; k >= 0 && runs[k].hi == i {
 			runs[k].hi++
@@ -37,13 +57,8 @@ func Gather(mem memory.Allocator, a arrow.Array, idx []int64) (out arrow.Array, 
 			runs = append(runs, span{i, i + 1})
 		}
 	}
-	d := gatherSpans(mem, a.Data(), runs, int64(len(idx)))
-	defer d.Release()
-	return array.MakeFromData(d), true
+	return runs, true
 }
-
-// span is the positions [lo, hi) of an array, relative to its offset.
-type span struct{ lo, hi int64 }
 
 // gatherable reports whether Gather handles type t.
 func gatherable(t arrow.DataType) bool {

@@ -202,6 +202,56 @@ func TestGatherFallsBack(t *testing.T) {
 	out[0].Release()
 }
 
+// TestTakeColumnsIdentity: a selection of every row in order hands back
+// the columns themselves (CopyRows still copies); any other selection,
+// and columns of other lengths, get new arrays holding the chosen rows.
+func TestTakeColumnsIdentity(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	three, _, _ := array.FromJSON(mem, arrow.BinaryTypes.String, strings.NewReader(`["a", "b", "c"]`))
+	defer three.Release()
+	two, _, _ := array.FromJSON(mem, arrow.PrimitiveTypes.Int64, strings.NewReader(`[7, 8]`))
+	defer two.Release()
+	empty, _, _ := array.FromJSON(mem, arrow.BinaryTypes.String, strings.NewReader(`[]`))
+	defer empty.Release()
+	tests := []struct {
+		name string
+		copy bool
+		cols []arrow.Array
+		idx  []int64
+		same []bool // column i is handed back as is
+		want []string
+	}{
+		{"every row in order", false, []arrow.Array{three}, []int64{0, 1, 2}, []bool{true}, []string{`["a","b","c"]`}},
+		{"CopyRows copies every row", true, []arrow.Array{three}, []int64{0, 1, 2}, []bool{false}, []string{`["a","b","c"]`}},
+		{"a prefix", false, []arrow.Array{three}, []int64{0, 1}, []bool{false}, []string{`["a","b"]`}},
+		{"reversed", false, []arrow.Array{three}, []int64{2, 1, 0}, []bool{false}, []string{`["c","b","a"]`}},
+		{"columns of two lengths", false, []arrow.Array{three, two}, []int64{0, 1}, []bool{false, true}, []string{`["a","b"]`, `[7,8]`}},
+		{"nothing of nothing", false, []arrow.Array{empty}, nil, []bool{true}, []string{`[]`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := TakeColumns
+			if tt.copy {
+				f = CopyRows
+			}
+			out, err := f(context.Background(), mem, tt.cols, tt.idx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, o := range out {
+				if got := o == tt.cols[i]; got != tt.same[i] {
+					t.Errorf("column %d handed back as is: %v, want %v", i, got, tt.same[i])
+				}
+				if got, _ := o.MarshalJSON(); string(got) != tt.want[i] {
+					t.Errorf("column %d: %s, want %s", i, got, tt.want[i])
+				}
+				o.Release()
+			}
+		})
+	}
+}
+
 func take(t *testing.T, mem memory.Allocator, a arrow.Array, idx []int64) arrow.Array {
 	t.Helper()
 	ib := array.NewInt64Builder(mem)

@@ -32,15 +32,25 @@ func takeColumns(ctx context.Context, mem memory.Allocator, cols []arrow.Array, 
 			ia.Release()
 		}
 	}()
+	// The runs of idx, found once for all columns of one length.
+	var (
+		runs    []span
+		inRange bool
+		runsLen = -1
+	)
 	out := make([]arrow.Array, 0, len(cols))
 	for _, c := range cols {
-		if shortcut && isIdentity(idx, c.Len()) {
+		if c.Len() != runsLen {
+			runs, inRange = spansOf(idx, c.Len())
+			runsLen = c.Len()
+		}
+		if shortcut && inRange && isIdentity(runs, len(idx), c.Len()) {
 			c.Retain()
 			out = append(out, c)
 			continue
 		}
-		if g, ok := Gather(mem, c, idx); ok {
-			out = append(out, g)
+		if inRange && gatherable(c.DataType()) {
+			out = append(out, gatherRuns(mem, c, runs, len(idx)))
 			continue
 		}
 		if ia == nil {
@@ -64,16 +74,13 @@ func takeColumns(ctx context.Context, mem memory.Allocator, cols []arrow.Array, 
 	return out, nil
 }
 
-func isIdentity(idx []int64, n int) bool {
-	if len(idx) != n {
+// isIdentity reports whether a selection of n rows, whose runs are runs,
+// picks every row of an array of length rows, in order.
+func isIdentity(runs []span, n, length int) bool {
+	if n != length {
 		return false
 	}
-	for i, v := range idx {
-		if v != int64(i) {
-			return false
-		}
-	}
-	return true
+	return n == 0 || len(runs) == 1 && runs[0] == span{0, int64(length)}
 }
 
 // BatchBytes is the size of the buffers a batch refers to (for a slice,
