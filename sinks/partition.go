@@ -1,6 +1,7 @@
 package sinks
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -143,6 +144,12 @@ type Partitioner struct {
 	limit int
 	cache map[string]partitionOutcome
 	key   []byte
+	// The last row's raw values and outcome: rows come in runs of one
+	// partition (sorted inputs, unpartitioned batches), and a run is
+	// answered without a lookup, with the same *Partition.
+	last    []byte
+	lastOut partitionOutcome
+	hasLast bool
 }
 
 type partitionOutcome struct {
@@ -156,39 +163,8 @@ func NewPartitioner(cols []string, idx []int, limit int) *Partitioner {
 	return &Partitioner{cols: cols, idx: idx, limit: limit}
 }
 
-// samePartition reports whether rows i and j of b hold the same values in
-// the partition columns idx, so that they go to the same partition. It
-// may say false for rows that end up in the same folder (null and ""):
-// the caller then looks the row up.
-func samePartition(b arrow.RecordBatch, idx []int, i, j int) bool {
-	for _, c := range idx {
-		a := b.Column(c)
-		ni, nj := a.IsNull(i), a.IsNull(j)
-		if ni || nj {
-			if ni != nj {
-				return false
-			}
-			continue
-		}
-		var eq bool
-		switch v := a.(type) {
-		case *array.String:
-			eq = v.Value(i) == v.Value(j)
-		case *array.Int64:
-			eq = v.Value(i) == v.Value(j)
-		case *array.Int32:
-			eq = v.Value(i) == v.Value(j)
-		case *array.Boolean:
-			eq = v.Value(i) == v.Value(j)
-		}
-		if !eq {
-			return false
-		}
-	}
-	return true
-}
-
-// Of returns row i's partition.
+// Of returns row i's partition. Rows with the same raw values as the row
+// before get the same *Partition.
 func (p *Partitioner) Of(b arrow.RecordBatch, i int) (*Partition, error) {
 	key := p.key[:0]
 	for _, c := range p.idx {
@@ -220,8 +196,19 @@ func (p *Partitioner) Of(b arrow.RecordBatch, i int) (*Partition, error) {
 		}
 	}
 	p.key = key
+	if p.hasLast && bytes.Equal(key, p.last) {
+		return p.lastOut.p, p.lastOut.err
+	}
+	o := p.lookup(b, i, key)
+	p.last, p.lastOut, p.hasLast = append(p.last[:0], key...), o, true
+	return o.p, o.err
+}
+
+// lookup returns the outcome of row i, whose raw values are key: cached,
+// or worked out and cached.
+func (p *Partitioner) lookup(b arrow.RecordBatch, i int, key []byte) partitionOutcome {
 	if o, ok := p.cache[string(key)]; ok {
-		return o.p, o.err
+		return o
 	}
 	vs := make([]*string, len(p.idx))
 	for k, c := range p.idx {
@@ -239,7 +226,7 @@ func (p *Partitioner) Of(b arrow.RecordBatch, i int) (*Partition, error) {
 		}
 		p.cache[string(key)] = o
 	}
-	return o.p, o.err
+	return o
 }
 
 // partValue returns row i's partition value as readers will see it: an

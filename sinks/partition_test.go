@@ -103,9 +103,11 @@ func FuzzPartitionEscape(f *testing.F) {
 	})
 }
 
-// TestSamePartition: two rows share a partition when every partition
-// column holds the same value; a null matches only a null.
-func TestSamePartition(t *testing.T) {
+// TestPartitionerOf: rows with the same partition values share a
+// partition, and a run of them the same *Partition even when the cache is
+// full; null and "" name the same folder; any difference in any column
+// gives another folder.
+func TestPartitionerOf(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	schema := arrow.NewSchema([]arrow.Field{
@@ -113,43 +115,60 @@ func TestSamePartition(t *testing.T) {
 		{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: "j", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 		{Name: "b", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
-		{Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
 	}, nil)
 	b, _, err := array.RecordFromJSON(mem, schema, strings.NewReader(`[
-		{"s":"a","i":1,"j":1,"b":true,"f":1.5},
-		{"s":"a","i":1,"j":1,"b":true,"f":1.5},
-		{"s":"b","i":2,"j":2,"b":false,"f":2.5},
-		{"s":null,"i":null,"j":null,"b":null,"f":null},
-		{"s":null,"i":null,"j":null,"b":null,"f":null},
-		{"s":"","i":0,"j":0,"b":false,"f":0}
+		{"s":"a","i":1,"j":1,"b":true},
+		{"s":"a","i":1,"j":1,"b":true},
+		{"s":"b","i":2,"j":2,"b":false},
+		{"s":null,"i":null,"j":null,"b":null},
+		{"s":null,"i":null,"j":null,"b":null},
+		{"s":"","i":0,"j":0,"b":false}
 	]`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Release()
+	names := []string{"s", "i", "j", "b"}
 	tests := []struct {
-		name string
-		cols []int
-		i, j int
-		want bool
+		name   string
+		cols   []int
+		i, j   int
+		folder bool // the same folder
+		same   bool // the same raw values: the same *Partition
 	}{
-		{"no partition columns", nil, 0, 2, true},
-		{"equal strings", []int{0}, 0, 1, true},
-		{"different strings", []int{0}, 1, 2, false},
-		{"equal int64", []int{1}, 0, 1, true},
-		{"different int64", []int{1}, 1, 2, false},
-		{"different int32", []int{2}, 1, 2, false},
-		{"different booleans", []int{3}, 1, 2, false},
-		{"both null", []int{0, 1, 2, 3}, 3, 4, true},
-		{"null and empty string", []int{0}, 4, 5, false},
-		{"null and zero", []int{1}, 4, 5, false},
-		{"one column differs of several", []int{0, 1, 2, 3}, 1, 2, false},
-		{"other types are looked up", []int{4}, 0, 1, false},
+		{"equal strings", []int{0}, 0, 1, true, true},
+		{"different strings", []int{0}, 1, 2, false, false},
+		{"equal int64", []int{1}, 0, 1, true, true},
+		{"different int64", []int{1}, 1, 2, false, false},
+		{"different int32", []int{2}, 1, 2, false, false},
+		{"different booleans", []int{3}, 1, 2, false, false},
+		{"both null", []int{0, 1, 2, 3}, 3, 4, true, true},
+		{"null and empty string", []int{0}, 4, 5, true, false},
+		{"null and zero", []int{1}, 4, 5, false, false},
+		{"one column differs of several", []int{0, 1, 2, 3}, 1, 2, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := samePartition(b, tt.cols, tt.i, tt.j); got != tt.want {
-				t.Fatalf("samePartition(rows %d, %d) = %v, want %v", tt.i, tt.j, got, tt.want)
+			cols := make([]string, len(tt.cols))
+			for k, c := range tt.cols {
+				cols[k] = names[c]
+			}
+			for _, limit := range []int{0, 16} {
+				p := NewPartitioner(cols, tt.cols, limit)
+				pi, err := p.Of(b, tt.i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pj, err := p.Of(b, tt.j)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := pi.Path == pj.Path; got != tt.folder {
+					t.Errorf("limit %d: rows %d and %d in %q and %q; same folder %v, want %v", limit, tt.i, tt.j, pi.Path, pj.Path, got, tt.folder)
+				}
+				if tt.same && pi != pj {
+					t.Errorf("limit %d: rows %d and %d, a run of equal values, got two *Partition", limit, tt.i, tt.j)
+				}
 			}
 		})
 	}

@@ -119,32 +119,31 @@ func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 		seen   []*Partition // in first-seen order
 		groups [][]int64    // rows of seen[k]
 		at     = map[string]int{}
-		cur    = -1 // index of the partition of row i-1
+		none   = &Partition{} // of every row when the table has no partitions
+		last   *Partition     // of row i-1
+		cur    int            // its index in seen
 	)
 	for i := 0; i < n; i++ {
-		// Rows come in runs of one partition (sorted inputs, or a whole
-		// unpartitioned batch): a row with its predecessor's values joins
-		// its group without a lookup.
-		if cur >= 0 && samePartition(b, t.partIdx, i-1, i) {
-			groups[cur] = append(groups[cur], int64(i))
-			continue
-		}
-		pk := &Partition{}
+		pk := none
 		if len(t.partIdx) > 0 {
 			var err error
 			if pk, err = t.partitioner.Of(b, i); err != nil {
 				return fmt.Errorf("%s:%d: %w", t.name, pipeline.LineOf(b, i), err)
 			}
 		}
-		k, ok := at[pk.Path]
-		if !ok {
-			k = len(seen)
-			at[pk.Path] = k
-			seen = append(seen, pk)
-			groups = append(groups, nil)
+		// A run of rows of one partition gets one *Partition: the row
+		// joins the group of the row before without a lookup.
+		if pk != last {
+			k, ok := at[pk.Path]
+			if !ok {
+				k = len(seen)
+				at[pk.Path] = k
+				seen = append(seen, pk)
+				groups = append(groups, nil)
+			}
+			last, cur = pk, k
 		}
-		groups[k] = append(groups[k], int64(i))
-		cur = k
+		groups[cur] = append(groups[cur], int64(i))
 	}
 	cols := make([]arrow.Array, len(t.dataIdx))
 	for i, c := range t.dataIdx {
