@@ -235,9 +235,11 @@ func partValue(a arrow.Array, i int) *string {
 	if a.IsNull(i) {
 		return nil
 	}
-	s := a.ValueStr(i)
+	var s string
 	if sa, ok := a.(*array.String); ok {
 		s = strings.Clone(sa.Value(i)) // kept: not a view of the batch's buffer
+	} else {
+		s = a.ValueStr(i)
 	}
 	if s == "" {
 		return nil
