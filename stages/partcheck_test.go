@@ -3,7 +3,6 @@ package stages
 import (
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -58,16 +57,10 @@ func TestPartitionCheck(t *testing.T) {
 			var rejects []pipeline.Reject
 			for _, js := range tt.batches {
 				in := tcBatch(t, mem, s, js)
-				rej := &pipeline.Rejects{}
-				out, err := pc.Process(t.Context(), in, rej)
-				if err != nil {
-					in.Release()
-					t.Fatal(err)
-				}
-				rows = append(rows, tcRows(out)...)
-				rejects = append(rejects, rej.List()...)
-				out.Release()
+				r, rej := tcProcess(t, pc, in)
 				in.Release()
+				rows = append(rows, r...)
+				rejects = append(rejects, rej...)
 			}
 			tcEqual(t, "rows", rows, tt.want)
 			tcEqual(t, "rejects", tcRejects(rejects), tt.rejects)
@@ -93,27 +86,11 @@ func TestPartitionCheckConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	js := fmt.Sprintf(`[{"style":"a","_line":1},{"style":%q,"_line":2},{"style":"b","_line":3}]`, strings.Repeat("y", 300))
-	var wg sync.WaitGroup
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := 0; r < 50; r++ {
-				in := tcBatch(t, mem, s, js)
-				rej := &pipeline.Rejects{}
-				out, err := pc.Process(t.Context(), in, rej)
-				if err != nil {
-					t.Error(err)
-				} else {
-					if out.NumRows() != 2 || rej.Len() != 1 {
-						t.Errorf("%d rows out, %d rejected; want 2 and 1", out.NumRows(), rej.Len())
-					}
-					out.Release()
-				}
-				in.Release()
-			}
-		}()
+	in := tcBatch(t, mem, s, fmt.Sprintf(`[{"style":"a","_line":1},{"style":%q,"_line":2},{"style":"b","_line":3}]`, strings.Repeat("y", 300)))
+	defer in.Release()
+	rows, rej := tcProcess(t, pc, in)
+	if len(rows) != 2 || len(rej) != 1 {
+		t.Fatalf("%d rows out, %d rejected; want 2 and 1", len(rows), len(rej))
 	}
-	wg.Wait()
+	tcConcurrent(t, pc, in)
 }
