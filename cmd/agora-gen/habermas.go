@@ -222,8 +222,9 @@ type hmConfig struct {
 	RowGroup int
 	// Seed selects the random streams.
 	Seed uint64
-	// TextWidth repeats every free text (opinions, critiques, candidate
-	// statements and their variants) this many times: the release's rows
+	// TextWidth makes every free text (opinions, critiques, candidate
+	// statements and their variants) this many times as long, with words
+	// drawn from a stream seeded by the text (see widen): the release's rows
 	// are about 25 times wider than the template texts, so a file can grow
 	// the way the real one differs from the sample, in width, with the
 	// same rows, rounds and keys. 0 and 1 leave texts as they are.
@@ -248,7 +249,7 @@ func runHabermas(args []string, stdout, stderr io.Writer) error {
 	scale := fs.Float64("scale", 0, "size relative to the real release (1 = 39,955 comparison and 45,976 position rating rows)")
 	rowGroup := fs.Int("row-group", 0, "rows per parquet row group (0 = rows/20 clamped to [100, 5000])")
 	seed := fs.Uint64("seed", hmDefaultSeed, "random seed; equal flags and seed give byte-identical files")
-	width := fs.Int("text-width", 1, "repeat every free text this many times (grows the file in width, as the release is wider than the templates, with the same rows)")
+	width := fs.Int("text-width", 1, "make every free text this many times as long (grows the file in width, as the release is wider than the templates, with the same rows)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: agora-gen habermas --out DIR [--rows N | --scale F] [--text-width K] [--seed S] [--row-group N]\n\n"+
 			"Writes %s and %s\nin the Habermas Machine release format into DIR.\n\n", hmComparisonsFile, hmPositionsFile)
