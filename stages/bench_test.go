@@ -56,30 +56,106 @@ func ratingsColumns(b *testing.B) []JSONColumn {
 	return cols
 }
 
-// BenchmarkDecodeJSONLines measures gunzip + decode into Arrow, in MB/s
-// of uncompressed JSON and rows/s.
-func BenchmarkDecodeJSONLines(b *testing.B) {
-	p, size := ratingsLike(b, 5000)
-	cols := ratingsColumns(b)
-	b.ResetTimer()
-	rows := 0
-	for i := 0; i < b.N; i++ {
-		s := &JSONLines{Path: p, Name: "r", Gzip: true, Columns: cols, BatchRows: 1024, Mem: memory.DefaultAllocator}
-		err := s.Chunks(context.Background(), func(c pipeline.Chunk) error {
-			bt, err := s.Decode(context.Background(), c, &pipeline.Rejects{})
-			if err != nil {
-				return err
-			}
-			rows += int(bt.NumRows())
-			bt.Release()
-			return nil
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
+// responsesLike writes n lines shaped like CrowdRAG-25 responses (20
+// source texts of about 1 KB per line, repeated by every response of a
+// topic, and a list of statements with citations) and returns the file and
+// its uncompressed size.
+func responsesLike(b *testing.B, n int) (string, int64) {
+	b.Helper()
+	var raw bytes.Buffer
+	word := func(i int) string {
+		return []string{"the", "court", "ruled", "that", "evidence", "was", "inadmissible", "because"}[i%8]
 	}
-	b.ReportMetric(float64(size)*float64(b.N)/1e6/b.Elapsed().Seconds(), "MB/s")
-	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+	text := func(seed, words int) string {
+		var t bytes.Buffer
+		for w := 0; w < words; w++ {
+			fmt.Fprintf(&t, "%s%d ", word(seed+w), (seed*7+w)%97)
+		}
+		return t.String()
+	}
+	for i := 0; i < n; i++ {
+		topic := i / 6
+		fmt.Fprintf(&raw, `{"response":"r%d","topic":"2024-%d","style":"essay","kind":"human","query":"%s","references_ids":[`, i, topic, text(topic, 12))
+		for r := 0; r < 20; r++ {
+			if r > 0 {
+				raw.WriteByte(',')
+			}
+			fmt.Fprintf(&raw, `"msmarco_v2.1_doc_%d_%d"`, topic, r)
+		}
+		raw.WriteString(`],"references_texts":[`)
+		for r := 0; r < 20; r++ {
+			if r > 0 {
+				raw.WriteByte(',')
+			}
+			fmt.Fprintf(&raw, "%q", text(topic*20+r, 100+(topic+r)%80))
+		}
+		fmt.Fprintf(&raw, `],"raw_text":%q,"cleaned_text":%q,"statements":[`, text(i, 300+i%200), text(i, 280+i%200))
+		for st := 0; st < 8+i%5; st++ {
+			if st > 0 {
+				raw.WriteByte(',')
+			}
+			fmt.Fprintf(&raw, `{"text":%q,"citations":["%d","%d"]}`, text(i+st, 30), st, st+1)
+		}
+		raw.WriteString("]}\n")
+	}
+	p := filepath.Join(b.TempDir(), "responses.jsonl.gz")
+	f, _ := os.Create(p)
+	zw := gzip.NewWriter(f)
+	zw.Write(raw.Bytes())
+	zw.Close()
+	f.Close()
+	return p, int64(raw.Len())
+}
+
+func responsesColumns(b *testing.B) []JSONColumn {
+	var cols []JSONColumn
+	for _, c := range [][2]string{
+		{"response", "string"}, {"topic", "string"}, {"style", "string"}, {"kind", "string"}, {"query", "string"},
+		{"references_ids", "list<string>"}, {"references_texts", "list<string>"}, {"raw_text", "string"}, {"cleaned_text", "string"},
+		{"statements", "list<struct<text:string,citations:list<string>>>"},
+	} {
+		cols = append(cols, JSONColumn{Name: c[0], Type: mustType(b, c[1])})
+	}
+	return cols
+}
+
+// BenchmarkDecodeJSONLines measures gunzip + decode into Arrow, in MB/s
+// of uncompressed JSON and rows/s: ratings-shaped lines (many short
+// values) and responses-shaped ones (long texts, nested lists).
+func BenchmarkDecodeJSONLines(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		file func(*testing.B, int) (string, int64)
+		rows int
+		cols func(*testing.B) []JSONColumn
+	}{
+		{"ratings", ratingsLike, 5000, ratingsColumns},
+		{"responses", responsesLike, 600, responsesColumns},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			p, size := bc.file(b, bc.rows)
+			cols := bc.cols(b)
+			b.ResetTimer()
+			rows := 0
+			for i := 0; i < b.N; i++ {
+				s := &JSONLines{Path: p, Name: "r", Gzip: true, Columns: cols, BatchRows: 1024, Mem: memory.DefaultAllocator}
+				err := s.Chunks(context.Background(), func(c pipeline.Chunk) error {
+					bt, err := s.Decode(context.Background(), c, &pipeline.Rejects{})
+					if err != nil {
+						return err
+					}
+					rows += int(bt.NumRows())
+					bt.Release()
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(size)*float64(b.N)/1e6/b.Elapsed().Seconds(), "MB/s")
+			b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
 }
 
 // BenchmarkUnpivotValidateDerive measures the ratings steps after decode

@@ -133,6 +133,9 @@ func (s *JSONLines) init() {
 	fields = append(fields, arrow.Field{Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64})
 	s.schema = arrow.NewSchema(fields, nil)
 	s.hints = make([]sizeHint, len(s.Columns))
+	for i := range s.Columns {
+		s.hints[i].init(fields[i].Type)
+	}
 	readDefaults(&s.Mem, &s.BatchRows, &s.MaxLineBytes, &s.MaxBytes)
 	if s.ChunkBytes <= 0 {
 		s.ChunkBytes = 2 << 20
@@ -350,7 +353,7 @@ func (s *JSONLines) decode(p *fastjson.Parser, c pipeline.Chunk, rej *pipeline.R
 	rb.Reserve(c.Rows)
 	ncol := len(s.Columns)
 	for i := range s.Columns {
-		s.hints[i].reserve(rb.Field(i), c.Rows)
+		s.hints[i].reserve(rb.Field(i), c.Rows, len(c.Data))
 	}
 	lineB := rb.Field(ncol).(*array.Int64Builder)
 	vals := make([]*fastjson.Value, ncol)
@@ -411,49 +414,81 @@ func (s *JSONLines) decode(p *fastjson.Parser, c pipeline.Chunk, rej *pipeline.R
 	}
 	b := rb.NewRecordBatch()
 	for i := range s.Columns {
-		s.hints[i].observe(b.Column(i))
+		s.hints[i].observe(b.Column(i), len(c.Data))
 	}
 	return b, nil
 }
 
-// sizeHint remembers, per row, how many child values and string bytes a
-// column held in the last batch, so the next batch's builders are sized
-// once instead of doubling as they grow. Concurrent decoders race on it
-// harmlessly: it only sizes buffers.
+// sizeHint remembers, from the last batch, how many child values a column
+// held per row and how many string bytes it held per byte of input, so the
+// next batch's builders are sized once instead of doubling as they grow
+// (a doubling copies the whole buffer into a new, zeroed one). String bytes
+// follow the chunk's input bytes, not its rows: rows vary in length, and a
+// chunk of long rows would outgrow a per-row estimate. Both estimates get
+// hintSlack of headroom. Concurrent decoders race on the hints harmlessly:
+// they only size buffers.
 type sizeHint struct {
-	perRowValues, perRowBytes atomic.Int64 // in 1/16ths of a value or byte
+	perRowValues atomic.Int64 // child values per row, in 1/16ths
+	perMByte     atomic.Int64 // string bytes per MiB of input
+	// fields holds the hints of a struct's (or a list of structs')
+	// fields, by field index.
+	fields []sizeHint
 }
 
-func (h *sizeHint) observe(a arrow.Array) {
+// hintSlack is the headroom added to an estimate, as a shift: 1/8.
+const hintSlack = 3
+
+// init makes room for the hints of dt's struct fields, if it has any.
+func (h *sizeHint) init(dt arrow.DataType) {
+	if l, ok := dt.(*arrow.ListType); ok {
+		dt = l.Elem()
+	}
+	if st, ok := dt.(*arrow.StructType); ok {
+		h.fields = make([]sizeHint, st.NumFields())
+		for i, f := range st.Fields() {
+			h.fields[i].init(f.Type)
+		}
+	}
+}
+
+// observe records the sizes of a decoded column from a chunk of in bytes.
+func (h *sizeHint) observe(a arrow.Array, in int) {
 	n := int64(a.Len())
-	if n == 0 {
+	if n == 0 || in == 0 {
 		return
+	}
+	if l, ok := a.(*array.List); ok {
+		a = l.ListValues()
+		h.perRowValues.Store(int64(a.Len()) * 16 / n)
 	}
 	switch c := a.(type) {
 	case *array.String:
-		h.perRowBytes.Store(int64(len(c.ValueBytes())) * 16 / n)
-	case *array.List:
-		vals := c.ListValues()
-		h.perRowValues.Store(int64(vals.Len()) * 16 / n)
-		if sv, ok := vals.(*array.String); ok {
-			h.perRowBytes.Store(int64(len(sv.ValueBytes())) * 16 / n)
+		h.perMByte.Store(int64(len(c.ValueBytes())) << 20 / int64(in))
+	case *array.Struct:
+		for i := range h.fields {
+			h.fields[i].observe(c.Field(i), in)
 		}
 	}
 }
 
-func (h *sizeHint) reserve(b array.Builder, rows int) {
-	bytes := int(h.perRowBytes.Load() * int64(rows) / 16)
+// reserve sizes b for rows rows decoded from in bytes of input.
+func (h *sizeHint) reserve(b array.Builder, rows, in int) {
+	if lb, ok := b.(*array.ListBuilder); ok {
+		v := h.perRowValues.Load() * int64(rows) / 16
+		if v == 0 {
+			return
+		}
+		b, rows = lb.ValueBuilder(), int(v)
+		b.Reserve(rows + rows>>hintSlack)
+	}
 	switch c := b.(type) {
 	case *array.StringBuilder:
-		if bytes > 0 {
-			c.ReserveData(bytes)
+		if n := h.perMByte.Load() * int64(in) >> 20; n > 0 {
+			c.ReserveData(int(n + n>>hintSlack))
 		}
-	case *array.ListBuilder:
-		if v := int(h.perRowValues.Load() * int64(rows) / 16); v > 0 {
-			c.ValueBuilder().Reserve(v)
-			if sb, ok := c.ValueBuilder().(*array.StringBuilder); ok && bytes > 0 {
-				sb.ReserveData(bytes)
-			}
+	case *array.StructBuilder:
+		for i := range h.fields {
+			h.fields[i].reserve(c.FieldBuilder(i), rows, in)
 		}
 	}
 }
