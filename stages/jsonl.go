@@ -350,11 +350,8 @@ func (s *JSONLines) Decode(ctx context.Context, c pipeline.Chunk, rej *pipeline.
 func (s *JSONLines) decode(p *fastjson.Parser, c pipeline.Chunk, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
 	rb := array.NewRecordBuilder(s.Mem, s.schema)
 	defer rb.Release()
-	rb.Reserve(c.Rows)
+	s.reserve(rb, c)
 	ncol := len(s.Columns)
-	for i := range s.Columns {
-		s.hints[i].reserve(rb.Field(i), c.Rows, len(c.Data))
-	}
 	lineB := rb.Field(ncol).(*array.Int64Builder)
 	vals := make([]*fastjson.Value, ncol)
 	prio := make([]int, ncol)
@@ -490,6 +487,14 @@ func (h *sizeHint) reserve(b array.Builder, rows, in int) {
 		for i := range h.fields {
 			h.fields[i].reserve(c.FieldBuilder(i), rows, in)
 		}
+	}
+}
+
+// reserve sizes a new batch's builders for chunk c from the hints.
+func (s *JSONLines) reserve(rb *array.RecordBuilder, c pipeline.Chunk) {
+	rb.Reserve(c.Rows)
+	for i := range s.Columns {
+		s.hints[i].reserve(rb.Field(i), c.Rows, len(c.Data))
 	}
 }
 

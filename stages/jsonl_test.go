@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/klauspost/compress/gzip"
+	"github.com/valyala/fastjson"
 
 	"github.com/agora-etl/agora/config"
 	"github.com/agora-etl/agora/pipeline"
@@ -250,5 +251,63 @@ func TestJSONLinesLineNumbersAcrossChunks(t *testing.T) {
 	}
 	if len(lines) != 100 || lines[0] != 1 || lines[48] != 49 || lines[49] != 51 || lines[99] != 101 {
 		t.Fatalf("lines %v", lines)
+	}
+}
+
+// TestSizeHintReserves checks that builders sized from the hints of one
+// batch hold a like batch without growing: string bytes (top level, in a
+// list, in a struct in a list, in a list in that struct) and list values.
+func TestSizeHintReserves(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "s", Type: mustType(t, "string"), Nullable: true},
+		{Name: "l", Type: mustType(t, "list<string>"), Nullable: true},
+		{Name: "st", Type: mustType(t, "list<struct<text:string,citations:list<string>>>"), Nullable: true},
+	}, nil)
+	data := []byte(`{"s":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","l":["bbbbbbbbbbbb","cccccccccccccccc"],"st":[{"text":"dddddddddddddddddddddddd","citations":["1","22","333"]},{"text":"eeeeeeee","citations":[]}]}
+{"s":"ffffffffffff","l":["gggggggggggggggggggggggg"],"st":[{"text":"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh","citations":["4444"]}]}
+`)
+	s := &JSONLines{Name: "t", Mem: mem}
+	for _, f := range schema.Fields() {
+		s.Columns = append(s.Columns, JSONColumn{Name: f.Name, Type: f.Type})
+	}
+	if _, err := s.Schema(); err != nil {
+		t.Fatal(err)
+	}
+	c := pipeline.Chunk{Data: data, Rows: 2, Line: 1}
+	b, err := s.decode(&fastjson.Parser{}, c, &pipeline.Rejects{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+
+	// Decoding observed b; a new builder reserved for the same chunk
+	// must already have room for everything b holds.
+	rb := array.NewRecordBuilder(mem, s.schema)
+	defer rb.Release()
+	s.reserve(rb, c)
+	listOf := func(a arrow.Array) arrow.Array { return a.(*array.List).ListValues() }
+	structField := func(a arrow.Array, i int) arrow.Array { return a.(*array.Struct).Field(i) }
+	for _, tc := range []struct {
+		name string
+		bld  array.Builder
+		arr  arrow.Array
+	}{
+		{"string", rb.Field(0), b.Column(0)},
+		{"list values", rb.Field(1).(*array.ListBuilder).ValueBuilder(), listOf(b.Column(1))},
+		{"struct text in list", rb.Field(2).(*array.ListBuilder).ValueBuilder().(*array.StructBuilder).FieldBuilder(0), structField(listOf(b.Column(2)), 0)},
+		{"list in struct in list", rb.Field(2).(*array.ListBuilder).ValueBuilder().(*array.StructBuilder).FieldBuilder(1).(*array.ListBuilder).ValueBuilder(), listOf(structField(listOf(b.Column(2)), 1))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sb := tc.bld.(*array.StringBuilder)
+			sa := tc.arr.(*array.String)
+			if got, want := sb.DataCap(), len(sa.ValueBytes()); got < want {
+				t.Errorf("reserved %d string bytes, the batch held %d", got, want)
+			}
+			if got, want := sb.Cap(), sa.Len(); got < want {
+				t.Errorf("reserved %d values, the batch held %d", got, want)
+			}
+		})
 	}
 }
