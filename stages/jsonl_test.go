@@ -265,8 +265,11 @@ func TestSizeHintReserves(t *testing.T) {
 		{Name: "l", Type: mustType(t, "list<string>"), Nullable: true},
 		{Name: "st", Type: mustType(t, "list<struct<text:string,citations:list<string>>>"), Nullable: true},
 	}, nil)
-	data := []byte(`{"s":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","l":["bbbbbbbbbbbb","cccccccccccccccc"],"st":[{"text":"dddddddddddddddddddddddd","citations":["1","22","333"]},{"text":"eeeeeeee","citations":[]}]}
-{"s":"ffffffffffff","l":["gggggggggggggggggggggggg"],"st":[{"text":"hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh","citations":["4444"]}]}
+	// Values longer than the 64-byte rounding of Arrow buffers, so a short
+	// estimate cannot hide in it.
+	v := func(c string, n int) string { return strconv.Quote(strings.Repeat(c, n)) }
+	data := []byte(`{"s":` + v("a", 320) + `,"l":[` + v("b", 120) + `,` + v("c", 160) + `],"st":[{"text":` + v("d", 240) + `,"citations":[` + v("1", 100) + `,` + v("2", 200) + `,` + v("3", 300) + `]},{"text":` + v("e", 80) + `,"citations":[]}]}
+{"s":` + v("f", 120) + `,"l":[` + v("g", 240) + `],"st":[{"text":` + v("h", 440) + `,"citations":[` + v("4", 400) + `]}]}
 `)
 	s := &JSONLines{Name: "t", Mem: mem}
 	for _, f := range schema.Fields() {
