@@ -177,14 +177,25 @@ func quoteAll(s []string) []string {
 	return out
 }
 
-// unchanged reports whether the published release was made from the
-// same inputs, config and agora version.
-func unchanged(out, id string, man Manifest) bool {
+// sameRelease reports whether a release of the dataset is published and
+// was made by the same agora version from the same config: whether the
+// inputs' checksums can still make the run unnecessary.
+func sameRelease(out, id string, man Manifest) bool {
 	old, err := readManifest(out, id)
 	if err != nil || !sinks.Published(out, id) {
 		return false
 	}
-	if old.Agora != man.Agora || old.ConfigSHA256 != man.ConfigSHA256 || len(old.Inputs) != len(man.Inputs) {
+	return old.Agora == man.Agora && old.ConfigSHA256 == man.ConfigSHA256
+}
+
+// unchanged reports whether the published release was made from the
+// same inputs, config and agora version.
+func unchanged(out, id string, man Manifest) bool {
+	if !sameRelease(out, id, man) {
+		return false
+	}
+	old, err := readManifest(out, id)
+	if err != nil || len(old.Inputs) != len(man.Inputs) {
 		return false
 	}
 	for i := range old.Inputs {

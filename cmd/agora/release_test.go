@@ -42,6 +42,19 @@ func TestManifestMatchesFilesAndMetadataDescribesTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The inputs are hashed alongside the conversion on a first run.
+	if len(m.Inputs) != 4 {
+		t.Fatalf("manifest lists %d inputs, want 4", len(m.Inputs))
+	}
+	for _, in := range m.Inputs {
+		b, err := os.ReadFile(filepath.Join(data, filepath.FromSlash(in.Path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != in.SHA256 || int64(len(b)) != in.Bytes {
+			t.Errorf("input %s: manifest checksum or size does not match the file", in.ID)
+		}
+	}
 	for _, tb := range m.Tables {
 		for _, f := range tb.Files {
 			b, err := os.ReadFile(filepath.Join(ds, filepath.FromSlash(f.Path)))

@@ -224,7 +224,7 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 		}
 		defer lock.Release()
 	}
-	inputs, err := fingerprintInputs(d, opts.Data)
+	stats, err := statInputs(d, opts.Data)
 	if err != nil {
 		return nil, err
 	}
@@ -233,11 +233,34 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 		Agora:        Version,
 		Libraries:    libraryVersions(),
 		ConfigSHA256: configHash(cfg, id),
-		Inputs:       inputs,
 	}
-	if !opts.DryRun && !opts.Force && unchanged(opts.Out, id, man) {
-		return &DatasetResult{ID: id, Target: filepath.Join(opts.Out, id), Skipped: true, Duration: time.Since(start)}, nil
+	// The inputs' checksums decide whether the run can be skipped, so they
+	// come first when it might be; otherwise they are only for the
+	// manifest and are computed alongside the conversion: on one large
+	// input the hash would keep one core busy while the other waits.
+	hashed := make(chan error, 1)
+	switch {
+	case opts.DryRun:
+		hashed <- nil
+	case !opts.Force && sameRelease(opts.Out, id, man):
+		man.Inputs, err = fingerprintInputs(stats)
+		if err != nil {
+			return nil, err
+		}
+		if unchanged(opts.Out, id, man) {
+			return &DatasetResult{ID: id, Target: filepath.Join(opts.Out, id), Skipped: true, Duration: time.Since(start)}, nil
+		}
+		hashed <- nil
+	default:
+		go func() {
+			var err error
+			man.Inputs, err = fingerprintInputs(stats)
+			hashed <- err
+		}()
 	}
+	// Whatever happens below, the hashing is over when this returns.
+	hashDone := sync.OnceValue(func() error { return <-hashed })
+	defer hashDone()
 
 	var rel *sinks.Release
 	root := ""
@@ -303,6 +326,9 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	if opts.DryRun {
 		res.Duration = time.Since(start)
 		return res, nil
+	}
+	if err := hashDone(); err != nil {
+		return nil, err
 	}
 	man.Tables = results
 	if err := rel.WriteJSON("manifest.json", man); err != nil {
@@ -461,35 +487,44 @@ func describeSchema(s *arrow.Schema, partitionBy []string) ([]ColumnInfo, string
 	return cols, hex.EncodeToString(h.Sum(nil))
 }
 
-// fingerprintInputs checks every input exists and hashes it.
-func fingerprintInputs(d *config.Dataset, dataRoot string) ([]InputInfo, error) {
-	var out []InputInfo
+// inputStat is an input that exists: where it is and what it is.
+type inputStat struct {
+	id, rel, path string
+	info          os.FileInfo
+}
+
+// statInputs checks every input exists, naming each one that does not.
+func statInputs(d *config.Dataset, dataRoot string) ([]inputStat, error) {
+	var out []inputStat
 	var errs []error
-	var mu sync.Mutex
-	var g errgroup.Group
 	for _, id := range d.InputIDs() {
 		in := d.Inputs[id]
 		p := filepath.Join(dataRoot, filepath.FromSlash(in.Path))
+		fi, err := os.Stat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			errs = append(errs, fmt.Errorf("input %s: %s does not exist (data root %q; set --data to the folder holding %s, or download it with agora fetch --data %s)", id, p, dataRoot, in.Path, dataRoot))
+		case err != nil:
+			errs = append(errs, fmt.Errorf("input %s: %w", id, err))
+		default:
+			out = append(out, inputStat{id: id, rel: in.Path, path: p, info: fi})
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// fingerprintInputs hashes the inputs, each on its own goroutine, and
+// returns them sorted by id.
+func fingerprintInputs(stats []inputStat) ([]InputInfo, error) {
+	out := make([]InputInfo, len(stats))
+	errs := make([]error, len(stats))
+	var g errgroup.Group
+	for i, st := range stats {
 		g.Go(func() error {
-			fi, err := os.Stat(p)
-			if err != nil {
-				mu.Lock()
-				if errors.Is(err, fs.ErrNotExist) {
-					errs = append(errs, fmt.Errorf("input %s: %s does not exist (data root %q; set --data to the folder holding %s, or download it with agora fetch --data %s)", id, p, dataRoot, in.Path, dataRoot))
-				} else {
-					errs = append(errs, fmt.Errorf("input %s: %w", id, err))
-				}
-				mu.Unlock()
-				return nil
+			out[i], errs[i] = fingerprint(st.id, st.rel, st.path, st.info)
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("input %s: %w", st.id, errs[i])
 			}
-			info, err := fingerprint(id, in.Path, p, fi)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, fmt.Errorf("input %s: %w", id, err))
-				return nil
-			}
-			out = append(out, info)
 			return nil
 		})
 	}
