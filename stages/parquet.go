@@ -77,10 +77,11 @@ func (s *ParquetFile) Schema() (*arrow.Schema, error) {
 		fields = append(fields, arrow.Field{Name: c.Name, Type: c.Type, Nullable: true})
 	}
 	if s.CarryExtra {
-		_, fs, err := s.open()
+		fr, fs, err := s.open()
 		if err != nil {
 			return nil, err
 		}
+		fr.ParquetReader().Close()
 		declared := map[string]bool{}
 		for _, c := range s.Columns {
 			declared[c.Name] = true

@@ -120,8 +120,22 @@ func TestParquetFileErrors(t *testing.T) {
 		t.Errorf("truncated file: err = %v", err)
 	}
 	carry := &ParquetFile{Path: p, Name: "f", CarryExtra: true, Columns: []ParquetColumn{{Name: "question.topic", Type: mustType(t, "int64")}}}
+	before := openFiles(t)
 	sc, err := carry.Schema()
 	if err != nil || !sc.HasField("extra") || !sc.HasField("nested") {
 		t.Errorf("carry: %v %v", sc, err)
 	}
+	if after := openFiles(t); after > before {
+		t.Errorf("Schema left the file open: %d open files before, %d after", before, after)
+	}
+}
+
+// openFiles counts the process's open file descriptors (Linux only).
+func openFiles(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd here")
+	}
+	return len(fds)
 }
