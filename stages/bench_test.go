@@ -3,6 +3,7 @@ package stages
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,13 +30,24 @@ func ratingsLike(b *testing.B, n int) (string, int64) {
 		}
 		raw.WriteString("}\n")
 	}
-	p := filepath.Join(b.TempDir(), "ratings.jsonl.gz")
-	f, _ := os.Create(p)
+	return gzipFile(b, "ratings.jsonl.gz", raw.Bytes())
+}
+
+// gzipFile writes data gzipped to a temporary file and returns the file
+// and the uncompressed size.
+func gzipFile(b *testing.B, name string, data []byte) (string, int64) {
+	b.Helper()
+	p := filepath.Join(b.TempDir(), name)
+	f, err := os.Create(p)
+	if err != nil {
+		b.Fatal(err)
+	}
 	zw := gzip.NewWriter(f)
-	zw.Write(raw.Bytes())
-	zw.Close()
-	f.Close()
-	return p, int64(raw.Len())
+	zw.Write(data)
+	if err := errors.Join(zw.Close(), f.Close()); err != nil {
+		b.Fatal(err)
+	}
+	return p, int64(len(data))
 }
 
 func ratingsColumns(b *testing.B) []JSONColumn {
@@ -98,13 +110,7 @@ func responsesLike(b *testing.B, n int) (string, int64) {
 		}
 		raw.WriteString("]}\n")
 	}
-	p := filepath.Join(b.TempDir(), "responses.jsonl.gz")
-	f, _ := os.Create(p)
-	zw := gzip.NewWriter(f)
-	zw.Write(raw.Bytes())
-	zw.Close()
-	f.Close()
-	return p, int64(raw.Len())
+	return gzipFile(b, "responses.jsonl.gz", raw.Bytes())
 }
 
 func responsesColumns(b *testing.B) []JSONColumn {
