@@ -8,7 +8,8 @@ import (
 )
 
 // pageZstd replaces arrow-go's zstd codec for writing pages; decoding and
-// streams stay with the wrapped codec. It makes the same bytes and
+// streams (which arrow-go's page reader looks for by type assertion) stay
+// with the wrapped codec. It makes the same bytes and
 // changes three costs:
 //
 //   - CompressBound: arrow-go's page writer grows a fresh buffer to the
@@ -25,7 +26,7 @@ import (
 //     arrow-go's sync.Pool loses its encoders (and their history) at
 //     every collection.
 type pageZstd struct {
-	compress.Codec
+	fullCodec
 	mu   sync.Mutex
 	free map[zstd.EncoderLevel][]*zstd.Encoder
 }
@@ -43,7 +44,7 @@ const (
 // more, the wrapped codec's bound below.
 func (z *pageZstd) CompressBound(n int64) int64 {
 	if n < tightFrom {
-		return z.Codec.CompressBound(n)
+		return z.fullCodec.CompressBound(n)
 	}
 	return n / 4
 }
@@ -64,7 +65,7 @@ func (z *pageZstd) EncodeLevel(dst, src []byte, level int) []byte {
 	if err != nil {
 		// Options are constants; should they ever be refused, the
 		// wrapped codec still compresses.
-		return z.Codec.EncodeLevel(dst, src, level)
+		return z.fullCodec.EncodeLevel(dst, src, level)
 	}
 	defer z.put(l, enc)
 	return enc.EncodeAll(src, dst[:0])
@@ -93,12 +94,22 @@ func (z *pageZstd) put(l zstd.EncoderLevel, enc *zstd.Encoder) {
 	}
 }
 
+// fullCodec is what arrow-go's zstd codec implements: block and streaming
+// compression, and decoding that returns its errors.
+type fullCodec interface {
+	compress.ErrorCodec
+	compress.StreamingCodec
+}
+
 func init() {
-	base, err := compress.GetCodec(compress.Codecs.Zstd)
+	c, err := compress.GetCodec(compress.Codecs.Zstd)
 	if err != nil {
 		return // no zstd codec to wrap; arrow-go reports it when one is asked for
 	}
-	if _, ok := base.(*pageZstd); !ok {
-		compress.RegisterCodec(compress.Codecs.Zstd, &pageZstd{Codec: base, free: map[zstd.EncoderLevel][]*zstd.Encoder{}})
+	// Wrap only a codec that keeps every ability arrow-go looks for.
+	if base, ok := c.(fullCodec); ok {
+		if _, done := c.(*pageZstd); !done {
+			compress.RegisterCodec(compress.Codecs.Zstd, &pageZstd{fullCodec: base, free: map[zstd.EncoderLevel][]*zstd.Encoder{}})
+		}
 	}
 }

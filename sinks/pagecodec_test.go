@@ -23,6 +23,14 @@ func TestPageZstdSameBytes(t *testing.T) {
 	if !ok {
 		t.Fatalf("zstd codec is %T, want *pageZstd", c)
 	}
+	// arrow-go's page reader streams pages and reports decoding errors
+	// only through these interfaces.
+	if _, ok := c.(compress.StreamingCodec); !ok {
+		t.Error("the zstd codec lost streaming")
+	}
+	if _, ok := c.(compress.ErrorCodec); !ok {
+		t.Error("the zstd codec lost DecodeWithError")
+	}
 	rnd := rand.New(rand.NewPCG(1, 2))
 	text := func(n int) []byte {
 		var b bytes.Buffer
@@ -57,7 +65,7 @@ func TestPageZstdSameBytes(t *testing.T) {
 			var buf bytes.Buffer
 			buf.Grow(int(z.CompressBound(int64(len(tc.page)))))
 			got := z.EncodeLevel(buf.Bytes(), tc.page, tc.level)
-			want := z.Codec.EncodeLevel(nil, tc.page, tc.level)
+			want := z.fullCodec.EncodeLevel(nil, tc.page, tc.level)
 			if !bytes.Equal(got, want) {
 				t.Fatalf("frame differs from arrow-go's: %d bytes, want %d", len(got), len(want))
 			}
