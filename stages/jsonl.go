@@ -416,17 +416,19 @@ func (s *JSONLines) decode(p *fastjson.Parser, c pipeline.Chunk, rej *pipeline.R
 	return b, nil
 }
 
-// sizeHint remembers, from the last batch, how many child values a column
-// held per row and how many string bytes it held per byte of input, so the
-// next batch's builders are sized once instead of doubling as they grow
-// (a doubling copies the whole buffer into a new, zeroed one). String bytes
-// follow the chunk's input bytes, not its rows: rows vary in length, and a
-// chunk of long rows would outgrow a per-row estimate. Both estimates get
-// hintSlack of headroom. Concurrent decoders race on the hints harmlessly:
-// they only size buffers.
+// sizeHint remembers, from the last batch, how many list values and
+// string bytes a column held per byte of input, so the next batch's
+// builders are sized once instead of doubling as they grow (a doubling
+// copies the whole buffer into a new, zeroed one). Both follow the chunk's
+// input bytes, not its rows: rows vary in length, and a per-row estimate
+// learnt from a chunk of one long row would reserve for every row of a
+// chunk of short ones. Each JSON value takes at least a byte of input, so
+// an estimate never exceeds the chunk. Both get hintSlack of headroom.
+// Concurrent decoders race on the hints harmlessly: they only size
+// buffers.
 type sizeHint struct {
-	perRowValues atomic.Int64 // child values per row, in 1/16ths
-	perMByte     atomic.Int64 // string bytes per MiB of input
+	perMValues atomic.Int64 // list values per MiB of input
+	perMByte   atomic.Int64 // string bytes per MiB of input
 	// fields holds the hints of a struct's (or a list of structs')
 	// fields, by field index.
 	fields []sizeHint
@@ -450,13 +452,12 @@ func (h *sizeHint) init(dt arrow.DataType) {
 
 // observe records the sizes of a decoded column from a chunk of in bytes.
 func (h *sizeHint) observe(a arrow.Array, in int) {
-	n := int64(a.Len())
-	if n == 0 || in == 0 {
+	if in <= 0 {
 		return
 	}
 	if l, ok := a.(*array.List); ok {
 		a = l.ListValues()
-		h.perRowValues.Store(int64(a.Len()) * 16 / n)
+		h.perMValues.Store(int64(a.Len()) << 20 / int64(in))
 	}
 	switch c := a.(type) {
 	case *array.String:
@@ -468,15 +469,15 @@ func (h *sizeHint) observe(a arrow.Array, in int) {
 	}
 }
 
-// reserve sizes b for rows rows decoded from in bytes of input.
-func (h *sizeHint) reserve(b array.Builder, rows, in int) {
+// reserve sizes b for what in bytes of input decode to.
+func (h *sizeHint) reserve(b array.Builder, in int) {
 	if lb, ok := b.(*array.ListBuilder); ok {
-		v := h.perRowValues.Load() * int64(rows) / 16
+		v := h.perMValues.Load() * int64(in) >> 20
 		if v == 0 {
 			return
 		}
-		b, rows = lb.ValueBuilder(), int(v)
-		b.Reserve(rows + rows>>hintSlack)
+		b = lb.ValueBuilder()
+		b.Reserve(int(v + v>>hintSlack)) // a struct reserves its fields' values too
 	}
 	switch c := b.(type) {
 	case *array.StringBuilder:
@@ -485,7 +486,7 @@ func (h *sizeHint) reserve(b array.Builder, rows, in int) {
 		}
 	case *array.StructBuilder:
 		for i := range h.fields {
-			h.fields[i].reserve(c.FieldBuilder(i), rows, in)
+			h.fields[i].reserve(c.FieldBuilder(i), in)
 		}
 	}
 }
@@ -494,7 +495,7 @@ func (h *sizeHint) reserve(b array.Builder, rows, in int) {
 func (s *JSONLines) reserve(rb *array.RecordBuilder, c pipeline.Chunk) {
 	rb.Reserve(c.Rows)
 	for i := range s.Columns {
-		s.hints[i].reserve(rb.Field(i), c.Rows, len(c.Data))
+		s.hints[i].reserve(rb.Field(i), len(c.Data))
 	}
 }
 

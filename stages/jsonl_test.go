@@ -314,3 +314,32 @@ func TestSizeHintReserves(t *testing.T) {
 		})
 	}
 }
+
+// TestSizeHintFollowsInputBytes checks that what one chunk teaches the
+// hints is scaled to the next chunk's bytes: a chunk of one row with a
+// long list must not make a chunk of many short rows reserve the long
+// list's length for every row.
+func TestSizeHintFollowsInputBytes(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := &JSONLines{Name: "t", Mem: mem, Columns: []JSONColumn{{Name: "l", Type: mustType(t, "list<string>")}}}
+	if _, err := s.Schema(); err != nil {
+		t.Fatal(err)
+	}
+	long := `{"l":["x"` + strings.Repeat(`,"x"`, 20000) + "]}\n"
+	c := pipeline.Chunk{Data: []byte(long), Rows: 1, Line: 1}
+	b, err := s.decode(&fastjson.Parser{}, c, &pipeline.Rejects{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Release()
+	short := pipeline.Chunk{Data: []byte(strings.Repeat(`{"l":["y"]}`+"\n", 1000)), Rows: 1000, Line: 2}
+	rb := array.NewRecordBuilder(mem, s.schema)
+	defer rb.Release()
+	s.reserve(rb, short)
+	vb := rb.Field(0).(*array.ListBuilder).ValueBuilder()
+	// Each value takes at least a byte of input: the chunk bounds them.
+	if got, most := vb.Cap(), len(short.Data)*9/8+64; got > most {
+		t.Errorf("reserved %d list values for a chunk of %d bytes (at most %d)", got, len(short.Data), most)
+	}
+}
