@@ -9,45 +9,28 @@ import (
 
 // pageZstd replaces arrow-go's zstd codec for writing pages; decoding and
 // streams (which arrow-go's page reader looks for by type assertion) stay
-// with the wrapped codec. It makes the same bytes and
-// changes three costs:
+// with the wrapped codec. It makes the same bytes and changes two costs:
 //
-//   - CompressBound: arrow-go's page writer grows a fresh buffer to the
-//     bound before every column chunk's first page and every dictionary
-//     page, the whole uncompressed size again and zeroed by the runtime,
-//     although our pages compress four to ten times. The compressor
-//     appends and grows the buffer when a page compresses worse, so the
-//     bound only sizes the first allocation. It is CompressBound's only
-//     caller in arrow-go v18.8.0.
 //   - The encoder's lower-memory history: the window (4 MiB at level 1)
 //     plus one block instead of twice the window. A smaller window would
 //     save more but changes the output (0.1% larger on CrowdRAG-25).
 //   - The encoder pool: a free list the collector does not empty, where
 //     arrow-go's sync.Pool loses its encoders (and their history) at
 //     every collection.
+//
+// CompressBound stays the wrapped codec's: arrow-go's column writer grows
+// one buffer to it and reuses that buffer for every page of a column
+// chunk, so a smaller estimate would cost an allocation per page that
+// compresses worse than the estimate.
 type pageZstd struct {
 	fullCodec
 	mu   sync.Mutex
 	free map[zstd.EncoderLevel][]*zstd.Encoder
 }
 
-const (
-	// tightFrom is the page size from which CompressBound returns an
-	// estimate: smaller pages keep the exact bound and never regrow.
-	tightFrom = 64 << 10
-	// maxFreeEncoders bounds the encoders kept per level, one for each
-	// table writing at once is plenty.
-	maxFreeEncoders = 8
-)
-
-// CompressBound returns a quarter of n for pages of tightFrom bytes or
-// more, the wrapped codec's bound below.
-func (z *pageZstd) CompressBound(n int64) int64 {
-	if n < tightFrom {
-		return z.fullCodec.CompressBound(n)
-	}
-	return n / 4
-}
+// maxFreeEncoders bounds the encoders kept per level (each holds about
+// 4 MiB of history at level 1): one per table writing at once.
+const maxFreeEncoders = 4
 
 // Encode compresses src at the default level.
 func (z *pageZstd) Encode(dst, src []byte) []byte {
