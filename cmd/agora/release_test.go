@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -192,5 +195,45 @@ func TestRejectRatioExitCode(t *testing.T) {
 	}
 	if !sinks.Published(out, "crowdrag25") {
 		t.Fatal("the release must still be published")
+	}
+}
+
+// TestFingerprintStopsWhenCancelled checks that hashing an input ends at
+// once when its context is done (a failed run does not wait for a large
+// input's checksum) and otherwise gives the file's sha256.
+func TestFingerprintStopsWhenCancelled(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "input.bin")
+	data := bytes.Repeat([]byte("agora "), 1<<20)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sha256.Sum256(data)
+	stopped := errors.New("the run failed")
+	for _, tc := range []struct {
+		name    string
+		cancel  bool
+		wantErr error
+	}{
+		{"live", false, nil},
+		{"cancelled", true, stopped},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancelCause(t.Context())
+			defer cancel(nil)
+			if tc.cancel {
+				cancel(stopped)
+			}
+			got, err := fingerprintInputs(ctx, []inputStat{{id: "in", rel: "input.bin", path: p, info: fi}})
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tc.wantErr)
+			}
+			if tc.wantErr == nil && (len(got) != 1 || got[0].SHA256 != hex.EncodeToString(want[:]) || got[0].Bytes != int64(len(data))) {
+				t.Errorf("got %+v, want the file's sha256 and size", got)
+			}
+		})
 	}
 }

@@ -238,12 +238,16 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	// come first when it might be; otherwise they are only for the
 	// manifest and are computed alongside the conversion: on one large
 	// input the hash would keep one core busy while the other waits.
+	// A failed hash stops the conversion; a failed or cancelled conversion
+	// stops the hash, which is over when this function returns.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	hashed := make(chan error, 1)
 	switch {
 	case opts.DryRun:
 		hashed <- nil
 	case !opts.Force && sameRelease(opts.Out, id, man):
-		man.Inputs, err = fingerprintInputs(stats)
+		man.Inputs, err = fingerprintInputs(ctx, stats)
 		if err != nil {
 			return nil, err
 		}
@@ -254,13 +258,18 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	default:
 		go func() {
 			var err error
-			man.Inputs, err = fingerprintInputs(stats)
+			man.Inputs, err = fingerprintInputs(ctx, stats)
+			if err != nil {
+				stop(err)
+			}
 			hashed <- err
 		}()
 	}
-	// Whatever happens below, the hashing is over when this returns.
 	hashDone := sync.OnceValue(func() error { return <-hashed })
-	defer hashDone()
+	defer func() {
+		stop(errors.New("the run ended"))
+		hashDone()
+	}()
 
 	var rel *sinks.Release
 	root := ""
@@ -320,6 +329,10 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 		})
 	}
 	if err := g.Wait(); err != nil {
+		if ctx.Err() != nil {
+			// A failed hash (or the caller) stopped the run: say why.
+			return nil, context.Cause(ctx)
+		}
 		return nil, err
 	}
 	res := &DatasetResult{ID: id, Tables: results}
@@ -514,14 +527,14 @@ func statInputs(d *config.Dataset, dataRoot string) ([]inputStat, error) {
 }
 
 // fingerprintInputs hashes the inputs, each on its own goroutine, and
-// returns them sorted by id.
-func fingerprintInputs(stats []inputStat) ([]InputInfo, error) {
+// returns them sorted by id. It stops early when ctx is done.
+func fingerprintInputs(ctx context.Context, stats []inputStat) ([]InputInfo, error) {
 	out := make([]InputInfo, len(stats))
 	errs := make([]error, len(stats))
 	var g errgroup.Group
 	for i, st := range stats {
 		g.Go(func() error {
-			out[i], errs[i] = fingerprint(st.id, st.rel, st.path, st.info)
+			out[i], errs[i] = fingerprint(ctx, st.id, st.rel, st.path, st.info)
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("input %s: %w", st.id, errs[i])
 			}
@@ -537,9 +550,9 @@ func fingerprintInputs(stats []inputStat) ([]InputInfo, error) {
 }
 
 // fingerprint hashes an input file, or every file of an input folder.
-func fingerprint(id, rel, p string, fi os.FileInfo) (InputInfo, error) {
+func fingerprint(ctx context.Context, id, rel, p string, fi os.FileInfo) (InputInfo, error) {
 	if !fi.IsDir() {
-		sum, err := fileSHA256(p)
+		sum, err := fileSHA256(ctx, p)
 		return InputInfo{ID: id, Path: rel, Bytes: fi.Size(), SHA256: sum}, err
 	}
 	entries, err := os.ReadDir(p)
@@ -556,7 +569,7 @@ func fingerprint(id, rel, p string, fi os.FileInfo) (InputInfo, error) {
 		if err != nil {
 			return InputInfo{}, err
 		}
-		sum, err := fileSHA256(filepath.Join(p, e.Name()))
+		sum, err := fileSHA256(ctx, filepath.Join(p, e.Name()))
 		if err != nil {
 			return InputInfo{}, err
 		}
@@ -568,17 +581,31 @@ func fingerprint(id, rel, p string, fi os.FileInfo) (InputInfo, error) {
 	return info, nil
 }
 
-func fileSHA256(p string) (string, error) {
+// fileSHA256 hashes a file, checking ctx between reads of 1 MiB.
+func fileSHA256(ctx context.Context, p string) (string, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	if _, err := io.CopyBuffer(h, ctxReader{ctx, f}, make([]byte, 1<<20)); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ctxReader reads from r until ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if c.ctx.Err() != nil {
+		return 0, context.Cause(c.ctx)
+	}
+	return c.r.Read(p)
 }
 
 // libraryVersions reports the versions of the libraries that shape the
