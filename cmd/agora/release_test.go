@@ -7,8 +7,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -235,5 +237,31 @@ func TestFingerprintStopsWhenCancelled(t *testing.T) {
 				t.Errorf("got %+v, want the file's sha256 and size", got)
 			}
 		})
+	}
+}
+
+// TestFingerprintFolderAllocates checks that hashing a folder input of
+// many small files (DeliData has thousands) reuses one read buffer: a
+// buffer per file cost gigabytes of allocation on DeliData at 10×.
+func TestFingerprintFolderAllocates(t *testing.T) {
+	dir := t.TempDir()
+	for i := 0; i < 100; i++ {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.tsv", i)), []byte("a\tb\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	info, err := fingerprint(t.Context(), "in", "dir", dir, fi)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(info.Files) != 100 {
+		t.Fatalf("fingerprint: %d files, err %v", len(info.Files), err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 8<<20 {
+		t.Errorf("hashing 100 small files allocated %d MB", got>>20)
 	}
 }

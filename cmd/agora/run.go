@@ -551,8 +551,11 @@ func fingerprintInputs(ctx context.Context, stats []inputStat) ([]InputInfo, err
 
 // fingerprint hashes an input file, or every file of an input folder.
 func fingerprint(ctx context.Context, id, rel, p string, fi os.FileInfo) (InputInfo, error) {
+	// One read buffer for all the files of an input: a DeliData folder
+	// holds thousands of small ones.
+	buf := make([]byte, 256<<10)
 	if !fi.IsDir() {
-		sum, err := fileSHA256(ctx, p)
+		sum, err := fileSHA256(ctx, p, buf)
 		return InputInfo{ID: id, Path: rel, Bytes: fi.Size(), SHA256: sum}, err
 	}
 	entries, err := os.ReadDir(p)
@@ -569,7 +572,7 @@ func fingerprint(ctx context.Context, id, rel, p string, fi os.FileInfo) (InputI
 		if err != nil {
 			return InputInfo{}, err
 		}
-		sum, err := fileSHA256(ctx, filepath.Join(p, e.Name()))
+		sum, err := fileSHA256(ctx, filepath.Join(p, e.Name()), buf)
 		if err != nil {
 			return InputInfo{}, err
 		}
@@ -581,15 +584,16 @@ func fingerprint(ctx context.Context, id, rel, p string, fi os.FileInfo) (InputI
 	return info, nil
 }
 
-// fileSHA256 hashes a file, checking ctx between reads of 1 MiB.
-func fileSHA256(ctx context.Context, p string) (string, error) {
+// fileSHA256 hashes a file, reading it into buf and checking ctx between
+// reads.
+func fileSHA256(ctx context.Context, p string, buf []byte) (string, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.CopyBuffer(h, ctxReader{ctx, f}, make([]byte, 1<<20)); err != nil {
+	if _, err := io.CopyBuffer(h, ctxReader{ctx, f}, buf); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
