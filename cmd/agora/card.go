@@ -177,25 +177,21 @@ func quoteAll(s []string) []string {
 	return out
 }
 
-// sameRelease reports whether a release of the dataset is published and
-// was made by the same agora version from the same config: whether the
-// inputs' checksums can still make the run unnecessary.
-func sameRelease(out, id string, man Manifest) bool {
+// sameRelease returns the manifest of the published release of the
+// dataset when it was made by the same agora version from the same config:
+// when the inputs' checksums can still make the run unnecessary.
+func sameRelease(out, id string, man Manifest) (Manifest, bool) {
 	old, err := readManifest(out, id)
-	if err != nil || !sinks.Published(out, id) {
-		return false
+	if err != nil || !sinks.Published(out, id) || old.Agora != man.Agora || old.ConfigSHA256 != man.ConfigSHA256 {
+		return Manifest{}, false
 	}
-	return old.Agora == man.Agora && old.ConfigSHA256 == man.ConfigSHA256
+	return old, true
 }
 
-// unchanged reports whether the published release was made from the
-// same inputs, config and agora version.
-func unchanged(out, id string, man Manifest) bool {
-	if !sameRelease(out, id, man) {
-		return false
-	}
-	old, err := readManifest(out, id)
-	if err != nil || len(old.Inputs) != len(man.Inputs) {
+// unchanged reports whether the release whose manifest is old was made
+// from the same inputs as man.
+func unchanged(old, man Manifest) bool {
+	if len(old.Inputs) != len(man.Inputs) {
 		return false
 	}
 	for i := range old.Inputs {

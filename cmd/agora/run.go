@@ -243,15 +243,20 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	hashed := make(chan error, 1)
+	var old Manifest
+	var same bool
+	if !opts.DryRun && !opts.Force {
+		old, same = sameRelease(opts.Out, id, man)
+	}
 	switch {
 	case opts.DryRun:
 		hashed <- nil
-	case !opts.Force && sameRelease(opts.Out, id, man):
+	case same:
 		man.Inputs, err = fingerprintInputs(ctx, stats)
 		if err != nil {
 			return nil, err
 		}
-		if unchanged(opts.Out, id, man) {
+		if unchanged(old, man) {
 			return &DatasetResult{ID: id, Target: filepath.Join(opts.Out, id), Skipped: true, Duration: time.Since(start)}, nil
 		}
 		hashed <- nil
