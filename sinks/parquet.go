@@ -97,6 +97,7 @@ type fileWriter struct {
 	schema    *arrow.Schema
 	rowGroup  int64 // RowGroupBytes
 	rgRows    int64 // RowGroupRows
+	mem       memory.Allocator
 	held      []arrow.RecordBatch
 	heldRows  int64
 	rgBytes   int64 // Arrow bytes held for the current row group
@@ -139,6 +140,7 @@ func newFileWriter(fs FS, dir, name string, schema *arrow.Schema, w config.Write
 		return nil, fmt.Errorf("parquet writer: %w", err)
 	}
 	fw.fw = pw
+	fw.mem = mem
 	fw.schema = schema
 	fw.rowGroup = w.RowGroupBytes
 	fw.rgRows = int64(w.RowGroupRows)
@@ -174,9 +176,26 @@ func (f *fileWriter) write(b arrow.RecordBatch) error {
 }
 
 // flushRowGroup writes the held batches as one row group and lets them go.
+//
+// Held batches that are small for their number of columns (a partition's
+// share of several input batches) are first joined into one: pqarrow pays
+// per piece and per column (a level builder, slices, a write call). On
+// Habermas (3 to 5 pieces a row group, 45 columns, about 5 KiB a column
+// piece) the copy costs less than the pieces did: 4% less CPU at 1×, 9% at
+// 10× rows. On CrowdRAG-25 (about 70 KiB a column piece) the copy costs
+// more (5%), so large pieces are written as they are.
 func (f *fileWriter) flushRowGroup() error {
 	if len(f.held) == 0 {
 		return nil
+	}
+	if len(f.held) > 1 && f.rgBytes < joinBelow*int64(len(f.held)*f.schema.NumFields()) {
+		one, err := concatBatches(f.mem, f.schema, f.held)
+		if err != nil {
+			return fmt.Errorf("write %s: %w", f.name, err)
+		}
+		rows := f.heldRows
+		f.release()
+		f.held, f.heldRows = append(f.held, one), rows
 	}
 	tbl := array.NewTableFromRecords(f.schema, f.held)
 	f.writtenValid = false
@@ -187,6 +206,37 @@ func (f *fileWriter) flushRowGroup() error {
 		return fmt.Errorf("write %s: %w", f.name, err)
 	}
 	return nil
+}
+
+// joinBelow is the Arrow bytes per column of a held batch below which a
+// row group's batches are joined before they are written.
+const joinBelow = 16 << 10
+
+// concatBatches joins batches of one schema into one batch; the caller
+// keeps its references to the parts.
+func concatBatches(mem memory.Allocator, schema *arrow.Schema, bs []arrow.RecordBatch) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, 0, schema.NumFields())
+	defer func() {
+		for _, a := range cols {
+			a.Release()
+		}
+	}()
+	parts := make([]arrow.Array, len(bs))
+	var rows int64
+	for _, b := range bs {
+		rows += b.NumRows()
+	}
+	for c := 0; c < schema.NumFields(); c++ {
+		for i, b := range bs {
+			parts[i] = b.Column(c)
+		}
+		a, err := array.Concatenate(parts, mem)
+		if err != nil {
+			return nil, fmt.Errorf("join column %s: %w", schema.Field(c).Name, err)
+		}
+		cols = append(cols, a)
+	}
+	return array.NewRecordBatch(schema, cols, rows), nil
 }
 
 // release lets the held batches go.

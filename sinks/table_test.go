@@ -2,6 +2,7 @@ package sinks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -454,4 +455,54 @@ func TestNoStatisticsReachesLeaves(t *testing.T) {
 			t.Errorf("column %s: min/max written %v, want %v", path, has, want[path])
 		}
 	})
+}
+
+// TestRowGroupJoinsHeldBatches: the batches a partition holds for a row
+// group (nulls, empty and null lists, several partitions interleaved) are
+// joined and written as one row group with every row in order, and the
+// joined copy is released.
+func TestRowGroupJoinsHeldBatches(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	root := t.TempDir()
+	sink, err := NewTable(root, "t", testSchema, []string{"dim"}, config.DefaultWriter, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batches, want []string
+	for i := 0; i < 5; i++ {
+		batches = append(batches, fmt.Sprintf(`[{"id":"a%d","dim":"x","votes":["v%d",null],"ts":null,"_line":%d},{"id":"b%d","dim":"y","votes":[],"_line":%d},{"id":"c%d","dim":"x","votes":null,"ts":"2024-05-01T10:00:00Z","_line":%d}]`, i, i, 3*i+1, i, 3*i+2, i, 3*i+3))
+		want = append(want,
+			fmt.Sprintf(`{"id":"a%d","votes":["v%d",null],"ts":null}`, i, i),
+			fmt.Sprintf(`{"id":"c%d","votes":null,"ts":"2024-05-01T10:00:00Z"}`, i))
+	}
+	files := writeBatches(t, sink, mem, batches...)
+	for _, f := range files {
+		if f.Partition["dim"] == nil || *f.Partition["dim"] != "x" {
+			continue
+		}
+		p := filepath.Join(root, filepath.FromSlash(f.Path))
+		rdr, err := file.OpenParquetFile(p, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := rdr.NumRowGroups(); n != 1 {
+			t.Errorf("%s: %d row groups, want the 5 batches in one", f.Path, n)
+		}
+		rdr.Close()
+		_, got := readBack(t, mem, p)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d rows, want %d", f.Path, len(got), len(want))
+		}
+		for i := range want {
+			var g, w any
+			json.Unmarshal([]byte(got[i]), &g)
+			json.Unmarshal([]byte(want[i]), &w)
+			if fmt.Sprint(g) != fmt.Sprint(w) {
+				t.Errorf("row %d: got %s, want %s", i, got[i], want[i])
+			}
+		}
+		return
+	}
+	t.Fatal("no file for dim=x")
 }
