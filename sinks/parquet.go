@@ -189,7 +189,7 @@ func (f *fileWriter) flushRowGroup() error {
 		return nil
 	}
 	if len(f.held) > 1 && f.rgBytes < joinBelow*int64(len(f.held)*f.schema.NumFields()) {
-		one, err := concatBatches(f.mem, f.schema, f.held)
+		one, err := arrowx.ConcatBatches(f.mem, f.schema, f.held)
 		if err != nil {
 			return fmt.Errorf("write %s: %w", f.name, err)
 		}
@@ -211,33 +211,6 @@ func (f *fileWriter) flushRowGroup() error {
 // joinBelow is the Arrow bytes per column of a held batch below which a
 // row group's batches are joined before they are written.
 const joinBelow = 16 << 10
-
-// concatBatches joins batches of one schema into one batch; the caller
-// keeps its references to the parts.
-func concatBatches(mem memory.Allocator, schema *arrow.Schema, bs []arrow.RecordBatch) (arrow.RecordBatch, error) {
-	cols := make([]arrow.Array, 0, schema.NumFields())
-	defer func() {
-		for _, a := range cols {
-			a.Release()
-		}
-	}()
-	parts := make([]arrow.Array, len(bs))
-	var rows int64
-	for _, b := range bs {
-		rows += b.NumRows()
-	}
-	for c := 0; c < schema.NumFields(); c++ {
-		for i, b := range bs {
-			parts[i] = b.Column(c)
-		}
-		a, err := array.Concatenate(parts, mem)
-		if err != nil {
-			return nil, fmt.Errorf("join column %s: %w", schema.Field(c).Name, err)
-		}
-		cols = append(cols, a)
-	}
-	return array.NewRecordBatch(schema, cols, rows), nil
-}
 
 // release lets the held batches go.
 func (f *fileWriter) release() {

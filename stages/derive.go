@@ -241,7 +241,7 @@ func (d *Derive) FlushTo(ctx context.Context, emit func(arrow.RecordBatch, *pipe
 		if len(d.held) == 0 {
 			return nil
 		}
-		all, err := concatBatches(d.mem, d.schemas[0], d.held)
+		all, err := arrowx.ConcatBatches(d.mem, d.schemas[0], d.held)
 		d.releaseHeld()
 		if err != nil {
 			return err
@@ -300,7 +300,7 @@ func (d *Derive) Flush(ctx context.Context, rej *pipeline.Rejects) (arrow.Record
 		outs[0].Retain()
 		return outs[0], nil
 	}
-	return concatBatches(d.mem, d.Schema(), outs)
+	return arrowx.ConcatBatches(d.mem, d.Schema(), outs)
 }
 
 func (d *Derive) apply(in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
@@ -398,29 +398,6 @@ func maskRows(mem memory.Allocator, b arrow.RecordBatch, col arrow.Array, w *con
 	idx := ib.NewArray()
 	defer idx.Release()
 	return compute.TakeArray(exec.WithAllocator(context.Background(), mem), col, idx)
-}
-
-func concatBatches(mem memory.Allocator, s *arrow.Schema, bs []arrow.RecordBatch) (arrow.RecordBatch, error) {
-	cols := make([]arrow.Array, s.NumFields())
-	var rows int64
-	for _, b := range bs {
-		rows += b.NumRows()
-	}
-	for c := range cols {
-		parts := make([]arrow.Array, len(bs))
-		for i, b := range bs {
-			parts[i] = b.Column(c)
-		}
-		a, err := array.Concatenate(parts, mem)
-		if err != nil {
-			releaseAll(cols)
-			return nil, err
-		}
-		cols[c] = a
-	}
-	b := array.NewRecordBatch(s, cols, rows)
-	releaseAll(cols)
-	return b, nil
 }
 
 func argColumns(in *arrow.Schema, d config.Derivation, n int) ([]int, error) {

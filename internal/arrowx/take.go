@@ -103,3 +103,30 @@ func BatchBytes(b arrow.RecordBatch) int64 {
 	}
 	return n
 }
+
+// ConcatBatches joins batches of schema s into one batch, copying their
+// columns; the caller owns the result and keeps its references to bs.
+func ConcatBatches(mem memory.Allocator, s *arrow.Schema, bs []arrow.RecordBatch) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, 0, s.NumFields())
+	defer func() {
+		for _, a := range cols {
+			a.Release()
+		}
+	}()
+	var rows int64
+	for _, b := range bs {
+		rows += b.NumRows()
+	}
+	parts := make([]arrow.Array, len(bs))
+	for c := 0; c < s.NumFields(); c++ {
+		for i, b := range bs {
+			parts[i] = b.Column(c)
+		}
+		a, err := array.Concatenate(parts, mem)
+		if err != nil {
+			return nil, fmt.Errorf("join column %s: %w", s.Field(c).Name, err)
+		}
+		cols = append(cols, a)
+	}
+	return array.NewRecordBatch(s, cols, rows), nil
+}
