@@ -2,6 +2,7 @@ package stages
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/agora-etl/agora/internal/arrowx"
 	"github.com/agora-etl/agora/pipeline"
 )
 
@@ -138,4 +140,79 @@ func openFiles(t *testing.T) int {
 		t.Skip("no /proc/self/fd here")
 	}
 	return len(fds)
+}
+
+// TestParquetBatchesFollowDecodedSize reads a file whose footer
+// understates its rows' Arrow size (a dictionary-encoded text stored once
+// per distinct value, decoded once per row) and checks the batches come
+// near batchBytes of Arrow data, not the footer's estimate, with every row
+// in order and nothing left allocated.
+func TestParquetBatchesFollowDecodedSize(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const rows, width = 20000, 2000 // 40 MB of text decoded, 40 KB stored
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "text", Type: arrow.BinaryTypes.String},
+	}, nil)
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer rb.Release()
+	for i := 0; i < rows; i++ {
+		rb.Field(0).(*array.Int64Builder).Append(int64(i))
+		rb.Field(1).(*array.StringBuilder).Append(strings.Repeat(string(rune('a'+i%20)), width))
+	}
+	b := rb.NewRecordBatch()
+	defer b.Release()
+	p := filepath.Join(t.TempDir(), "dict.parquet")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pqarrow.NewFileWriter(schema, f, parquet.NewWriterProperties(parquet.WithDictionaryDefault(true), parquet.WithMaxRowGroupLength(rows/2)), pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s := &ParquetFile{Path: p, Name: "dict.parquet", BatchRows: rows, Mem: mem, Columns: []ParquetColumn{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "text", Type: arrow.BinaryTypes.String},
+	}}
+	var next int64
+	var sizes []int64
+	err = s.Chunks(t.Context(), func(c pipeline.Chunk) error {
+		defer c.Batch.Release()
+		sizes = append(sizes, arrowx.BatchBytes(c.Batch))
+		ids := c.Batch.Column(0).(*array.Int64)
+		for i := 0; i < ids.Len(); i++ {
+			if ids.Value(i) != next {
+				return fmt.Errorf("row %d has id %d", next, ids.Value(i))
+			}
+			next++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next != rows {
+		t.Fatalf("read %d rows, want %d", next, rows)
+	}
+	var total int64
+	for _, n := range sizes {
+		total += n
+	}
+	if int64(len(sizes)) < total/(batchBytes*3/2) {
+		t.Errorf("%d bytes of Arrow data came in %d batches, want batches of about %d", total, len(sizes), batchBytes)
+	}
+	for i, n := range sizes[:len(sizes)-1] { // the last batch may be short
+		if n < batchBytes/2 || n > batchBytes*3/2 {
+			t.Errorf("batch %d of %d holds %d bytes of Arrow data, want about %d", i, len(sizes), n, batchBytes)
+		}
+	}
 }
