@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/agora-etl/agora/internal/arrowx"
@@ -214,5 +215,70 @@ func TestParquetBatchesFollowDecodedSize(t *testing.T) {
 		if n < batchBytes/2 || n > batchBytes*3/2 {
 			t.Errorf("batch %d of %d holds %d bytes of Arrow data, want about %d", i, len(sizes), n, batchBytes)
 		}
+	}
+}
+
+// TestParquetFileWithoutRows reads files with no row group and with an
+// empty first row group: no batch, no error, nothing left allocated (the
+// batch-size probe has no rows to measure and leaves the footer's guess).
+func TestParquetFileWithoutRows(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	for _, tc := range []struct {
+		name    string
+		batches []string // JSON of each batch written, one row group each
+		rows    int64
+	}{
+		{name: "no row group", batches: nil, rows: 0},
+		{name: "empty first row group", batches: []string{`[]`, `[{"id": 7}, {"id": 8}]`}, rows: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			p := filepath.Join(t.TempDir(), "f.parquet")
+			f, err := os.Create(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := pqarrow.NewFileWriter(schema, f, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, js := range tc.batches {
+				b, _, err := array.RecordFromJSON(memory.DefaultAllocator, schema, strings.NewReader(js))
+				if err != nil {
+					t.Fatal(err)
+				}
+				w.NewBufferedRowGroup()
+				err = w.WriteBuffered(b)
+				b.Release()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if r, err := file.OpenParquetFile(p, false); err != nil {
+				t.Fatal(err)
+			} else if r.NumRowGroups() != len(tc.batches) {
+				r.Close()
+				t.Fatalf("the file has %d row groups, want %d", r.NumRowGroups(), len(tc.batches))
+			} else {
+				r.Close()
+			}
+			s := &ParquetFile{Path: p, Name: "f.parquet", BatchRows: 1024, Mem: mem, Columns: []ParquetColumn{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}}
+			var rows int64
+			err = s.Chunks(t.Context(), func(c pipeline.Chunk) error {
+				rows += c.Batch.NumRows()
+				c.Batch.Release()
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rows != tc.rows {
+				t.Errorf("read %d rows, want %d", rows, tc.rows)
+			}
+		})
 	}
 }
