@@ -44,9 +44,19 @@ func writePandasLike(t *testing.T, rowGroup int64) string {
 		t.Fatal(err)
 	}
 	defer b.Release()
-	p := filepath.Join(t.TempDir(), "f.parquet")
-	f, _ := os.Create(p)
-	w, err := pqarrow.NewFileWriter(schema, f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(rowGroup)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	return writeParquetFile(t, "f.parquet", b, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(rowGroup)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+}
+
+// writeParquetFile writes b to a new file in a temporary folder and
+// returns its path.
+func writeParquetFile(t *testing.T, name string, b arrow.RecordBatch, props *parquet.WriterProperties, arrowProps pqarrow.ArrowWriterProperties) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pqarrow.NewFileWriter(b.Schema(), f, props, arrowProps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,21 +174,7 @@ func TestParquetBatchesFollowDecodedSize(t *testing.T) {
 	}
 	b := rb.NewRecordBatch()
 	defer b.Release()
-	p := filepath.Join(t.TempDir(), "dict.parquet")
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := pqarrow.NewFileWriter(schema, f, parquet.NewWriterProperties(parquet.WithDictionaryDefault(true), parquet.WithMaxRowGroupLength(rows/2)), pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	p := writeParquetFile(t, "dict.parquet", b, parquet.NewWriterProperties(parquet.WithDictionaryDefault(true), parquet.WithMaxRowGroupLength(rows/2)), pqarrow.DefaultWriterProps())
 
 	s := &ParquetFile{Path: p, Name: "dict.parquet", BatchRows: rows, Mem: mem, Columns: []ParquetColumn{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
@@ -186,7 +182,7 @@ func TestParquetBatchesFollowDecodedSize(t *testing.T) {
 	}}
 	var next int64
 	var sizes []int64
-	err = s.Chunks(t.Context(), func(c pipeline.Chunk) error {
+	err := s.Chunks(t.Context(), func(c pipeline.Chunk) error {
 		defer c.Batch.Release()
 		sizes = append(sizes, arrowx.BatchBytes(c.Batch))
 		ids := c.Batch.Column(0).(*array.Int64)
