@@ -55,13 +55,14 @@ type Writer struct {
 	// data went into the buffered one; with RowGroupRows it bounds the
 	// memory of each open partition.
 	RowGroupBytes int64 `yaml:"row_group_bytes"`
-	// BufferBytes caps the Arrow bytes buffered in open row groups over
-	// all partitions of a table: past it, the largest buffered row group
-	// is written out. It bounds a table's memory however many partitions
-	// are open.
+	// BufferBytes caps the Arrow bytes a table's writer holds: a quarter
+	// of it is input batches waiting to be split by partition together,
+	// the rest row groups buffered over all open partitions (past it, the
+	// largest is written out). It bounds a table's memory however many
+	// partitions are open.
 	BufferBytes int64 `yaml:"buffer_bytes"`
-	// DataPageBytes is the target size of a data page; every column of
-	// every open partition buffers up to one page.
+	// DataPageBytes is the target size of a data page; a column's page is
+	// buffered while its row group is written.
 	DataPageBytes int64 `yaml:"data_page_bytes"`
 	// FileRows rolls to a new file after this many rows.
 	FileRows int64 `yaml:"file_rows"`

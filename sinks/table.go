@@ -49,6 +49,22 @@ type Table struct {
 	closed bool
 
 	partitioner *Partitioner
+
+	// Batches waiting to be split by partition, all together (pending),
+	// their Arrow bytes, and the partitions they touch in first-seen order.
+	pending     []pendingBatch
+	pendBytes   int64
+	pendParts   []*Partition
+	pendPartIdx map[string]int
+	newPending  int   // pending partitions not yet open
+	drainAt     int64 // pending bytes that start a drain
+}
+
+// pendingBatch is an input batch's data columns, retained, and the rows
+// of each partition it holds (by index into Table.pendParts).
+type pendingBatch struct {
+	cols []arrow.Array
+	rows map[int][]int64
 }
 
 type partWriter struct {
@@ -102,6 +118,7 @@ func NewTable(root, name string, in *arrow.Schema, partitionBy []string, w confi
 		return nil, fmt.Errorf("table %s has no columns to write", name)
 	}
 	t.schema = arrow.NewSchema(fields, nil)
+	t.drainAt = w.BufferBytes / pendingShare
 	// The partitioner remembers at most the partitions a table may write,
 	// plus values that name the same folder (null and "").
 	t.partitioner = NewPartitioner(partitionBy, t.partIdx, w.MaxPartitions+2)
@@ -111,8 +128,11 @@ func NewTable(root, name string, in *arrow.Schema, partitionBy []string, w confi
 // Schema returns the schema of the written files.
 func (t *Table) Schema() *arrow.Schema { return t.schema }
 
-// Write splits b by partition and appends each part to its partition's
-// current file, keeping row order within a partition.
+// Write holds b (its columns retained) until the held batches come to a
+// quarter of buffer_bytes, then splits them by partition together and
+// appends each partition's rows to its current file, keeping row order
+// within a partition. Close writes what is still held; Abort lets it go.
+// A partition beyond max_partitions is an error at once.
 func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 	n := int(b.NumRows())
 	var (
@@ -149,28 +169,94 @@ func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 	for i, c := range t.dataIdx {
 		cols[i] = b.Column(c)
 	}
+	// The batch waits with the ones before it until they are a quarter of
+	// buffer_bytes; then each partition's rows of them all are gathered
+	// into one batch (drain).
+	if t.pendPartIdx == nil {
+		t.pendPartIdx = map[string]int{}
+	}
+	pb := pendingBatch{cols: make([]arrow.Array, len(cols)), rows: make(map[int][]int64, len(seen))}
 	for k, pk := range seen {
-		idx := groups[k]
-		var part arrow.RecordBatch
-		if len(idx) == n {
-			part = array.NewRecordBatch(t.schema, cols, int64(n))
-		} else {
-			taken, err := arrowx.TakeColumns(ctx, t.mem, cols, idx)
-			if err != nil {
-				return err
+		j, ok := t.pendPartIdx[pk.Path]
+		if !ok {
+			if t.open[pk.Path] == nil && len(t.open)+t.newPending >= t.w.MaxPartitions {
+				return fmt.Errorf("%s: %w: more than writer.max_partitions (%d); partition on a column with fewer values", t.name, ErrTooManyPartitions, t.w.MaxPartitions)
 			}
-			part = array.NewRecordBatch(t.schema, taken, int64(len(idx)))
-			for _, a := range taken {
-				a.Release()
+			if t.open[pk.Path] == nil {
+				t.newPending++
+			}
+			j = len(t.pendParts)
+			t.pendPartIdx[pk.Path] = j
+			t.pendParts = append(t.pendParts, pk)
+		}
+		pb.rows[j] = groups[k]
+	}
+	for i, c := range cols {
+		c.Retain()
+		pb.cols[i] = c
+	}
+	t.pending = append(t.pending, pb)
+	t.pendBytes += arrowx.BatchBytes(b)
+	if t.pendBytes >= t.drainAt {
+		return t.drain(ctx)
+	}
+	return nil
+}
+
+// pendingShare is the share of buffer_bytes that batches wait in before
+// they are split by partition together. Splitting several batches at once
+// makes a partition's part of them one gathered batch instead of one per
+// input batch: fewer, larger pieces for pqarrow to write and to join
+// (CrowdRAG-25 6% and Habermas 3-5% less CPU than splitting each batch
+// on arrival; a quarter of 16 MiB is two 2 MiB batches).
+const pendingShare = 4
+
+// drain splits the pending batches by partition, all together: each
+// partition's rows of them are gathered into one batch, with one copy,
+// and written. The pending batches are let go however it ends.
+func (t *Table) drain(ctx context.Context) error {
+	defer t.releasePending()
+	for j, pk := range t.pendParts {
+		var sels []arrowx.Rows
+		var n int64
+		for _, pb := range t.pending {
+			if idx, ok := pb.rows[j]; ok {
+				sels = append(sels, arrowx.Rows{Cols: pb.cols, Idx: idx})
+				n += int64(len(idx))
 			}
 		}
-		err := t.writePart(pk.Path, pk.Values, part)
+		var taken []arrow.Array
+		var err error
+		if len(sels) == 1 {
+			taken, err = arrowx.TakeColumns(ctx, t.mem, sels[0].Cols, sels[0].Idx)
+		} else {
+			taken, err = arrowx.TakeFrom(ctx, t.mem, sels)
+		}
+		if err != nil {
+			return err
+		}
+		part := array.NewRecordBatch(t.schema, taken, n)
+		for _, a := range taken {
+			a.Release()
+		}
+		err = t.writePart(pk.Path, pk.Values, part)
 		part.Release()
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// releasePending lets the pending batches go.
+func (t *Table) releasePending() {
+	for _, pb := range t.pending {
+		for _, c := range pb.cols {
+			c.Release()
+		}
+	}
+	t.pending, t.pendBytes, t.pendParts, t.newPending = t.pending[:0], 0, t.pendParts[:0], 0
+	clear(t.pendPartIdx)
 }
 
 func (t *Table) writePart(key string, vals []*string, b arrow.RecordBatch) error {
@@ -193,7 +279,9 @@ func (t *Table) writePart(key string, vals []*string, b arrow.RecordBatch) error
 			}
 			pw.fw = fw
 		}
-		n := min(b.NumRows()-off, t.w.FileRows-pw.fw.rows)
+		// At most the rest of the row group in one write, so that the file's
+		// limits are checked at each row group.
+		n := min(b.NumRows()-off, t.w.FileRows-pw.fw.rows, max(pw.fw.rgRows-pw.fw.heldRows, 1))
 		part := b
 		if off != 0 || n != b.NumRows() {
 			part = b.NewSlice(off, off+n)
@@ -232,7 +320,7 @@ func (t *Table) capBuffers() error {
 				big = pw
 			}
 		}
-		if total <= t.w.BufferBytes || big == nil || big.fw.rgBytes == 0 {
+		if total <= t.w.BufferBytes-t.drainAt || big == nil || big.fw.rgBytes == 0 {
 			return nil
 		}
 		if err := big.fw.flushRowGroup(); err != nil {
@@ -324,6 +412,10 @@ func (t *Table) Close() ([]FileInfo, error) {
 		return nil, errors.New("sink closed twice")
 	}
 	t.closed = true
+	if err := t.drain(context.Background()); err != nil {
+		t.Abort()
+		return nil, err
+	}
 	// The partitions' last row groups are compressed and their files
 	// synced and read back in parallel: the end of a table is otherwise a
 	// serial tail of as many files as it has partitions.
@@ -384,6 +476,7 @@ func (t *Table) Close() ([]FileInfo, error) {
 // Abort discards every file still open; finished files are left for the
 // caller to remove with the staging folder.
 func (t *Table) Abort() {
+	t.releasePending()
 	for _, pw := range t.open {
 		if pw.fw != nil {
 			pw.fw.abort()

@@ -469,6 +469,7 @@ func TestRowGroupJoinsHeldBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sink.drainAt = 1 // split each batch on arrival: five pieces a partition
 	var batches, want []string
 	for i := 0; i < 5; i++ {
 		batches = append(batches, fmt.Sprintf(`[{"id":"a%d","dim":"x","votes":["v%d",null],"ts":null,"_line":%d},{"id":"b%d","dim":"y","votes":[],"_line":%d},{"id":"c%d","dim":"x","votes":null,"ts":"2024-05-01T10:00:00Z","_line":%d}]`, i, i, 3*i+1, i, 3*i+2, i, 3*i+3))
@@ -505,4 +506,71 @@ func TestRowGroupJoinsHeldBatches(t *testing.T) {
 		return
 	}
 	t.Fatal("no file for dim=x")
+}
+
+// TestPendingBatchesSplitTogether writes the same batches split one by one
+// and all together (drained at Close), and checks both give every row of
+// each partition in input order, with lists, nulls and empty lists, and
+// leave nothing allocated; and that Abort lets pending batches go.
+func TestPendingBatchesSplitTogether(t *testing.T) {
+	var batches []string
+	for i := 0; i < 7; i++ {
+		batches = append(batches, fmt.Sprintf(`[{"id":"a%d","dim":"x","votes":["v%d",null],"ts":null,"_line":%d},{"id":"b%d","dim":"y","votes":[],"_line":%d},{"id":"c%d","dim":"x","votes":null,"ts":"2024-05-01T10:00:00Z","_line":%d},{"id":"d%d","dim":null,"votes":["w"],"_line":%d}]`, i, i, 4*i+1, i, 4*i+2, i, 4*i+3, i, 4*i+4))
+	}
+	rows := map[string]map[string][]string{} // by drain, by file
+	for _, drain := range []struct {
+		name string
+		at   int64
+	}{{"each batch", 1}, {"at close", 1 << 40}} {
+		t.Run(drain.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			root := t.TempDir()
+			sink, err := NewTable(root, "t", testSchema, []string{"dim"}, config.DefaultWriter, mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sink.drainAt = drain.at
+			files := writeBatches(t, sink, mem, batches...)
+			rows[drain.name] = map[string][]string{}
+			for _, f := range files {
+				_, got := readBack(t, mem, filepath.Join(root, filepath.FromSlash(f.Path)))
+				rows[drain.name][f.Path] = got
+			}
+		})
+	}
+	one, all := rows["each batch"], rows["at close"]
+	if len(one) != 3 || len(all) != 3 {
+		t.Fatalf("files: %d and %d, want 3 partitions each", len(one), len(all))
+	}
+	for p, want := range one {
+		if len(want) != 7 && len(want) != 14 {
+			t.Errorf("%s: %d rows, want 7 or 14", p, len(want))
+		}
+		if fmt.Sprint(all[p]) != fmt.Sprint(want) {
+			t.Errorf("%s split together:\n%v\nsplit one by one:\n%v", p, all[p], want)
+		}
+	}
+	if x := one["t/dim=x/part-00000.parquet"]; len(x) != 14 || !strings.Contains(x[0], `"a0"`) || !strings.Contains(x[1], `"c0"`) || !strings.Contains(x[13], `"c6"`) {
+		t.Errorf("dim=x rows out of order: %v", x)
+	}
+
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sink, err := NewTable(t.TempDir(), "t", testSchema, []string{"dim"}, config.DefaultWriter, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, js := range batches[:2] {
+		b := batch(t, mem, js)
+		err := sink.Write(t.Context(), b)
+		b.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(sink.pending) != 2 {
+		t.Fatalf("%d batches pending, want 2", len(sink.pending))
+	}
+	sink.Abort()
 }

@@ -36,9 +36,15 @@ func Gather(mem memory.Allocator, a arrow.Array, idx []int64) (out arrow.Array, 
 // gatherRuns is Gather of the runs of a selection of n rows, found by
 // spansOf; a's type must be gatherable.
 func gatherRuns(mem memory.Allocator, a arrow.Array, runs []span, n int) arrow.Array {
-	d := gatherSpans(mem, a.Data(), runs, int64(n))
+	d := gatherSrcs(mem, a.DataType(), []src{{a.Data(), runs}}, int64(n))
 	defer d.Release()
 	return array.MakeFromData(d)
+}
+
+// src is runs of one array's data: what a gather copies from it.
+type src struct {
+	d    arrow.ArrayData
+	runs []span
 }
 
 // span is the positions [lo, hi) of an array, relative to its offset.
@@ -92,34 +98,52 @@ func newBuf(mem memory.Allocator, n int) *memory.Buffer {
 	return b
 }
 
-// gatherValidity returns the validity bitmap of the spans of d and the
+// gatherValidity returns the validity bitmap of the runs of srcs and the
 // null count; a nil bitmap when no gathered position is null.
-func gatherValidity(mem memory.Allocator, d arrow.ArrayData, runs []span, n int64) (*memory.Buffer, int) {
-	if d.NullN() == 0 || d.Buffers()[0] == nil {
-		return nil, 0
-	}
-	in := d.Buffers()[0].Bytes()
-	off := int64(d.Offset())
+func gatherValidity(mem memory.Allocator, srcs []src, n int64) (*memory.Buffer, int) {
 	valid := 0
-	for _, r := range runs {
-		valid += bitutil.CountSetBits(in, int(off+r.lo), int(r.hi-r.lo))
+	for _, sr := range srcs {
+		d := sr.d
+		if d.NullN() == 0 || d.Buffers()[0] == nil {
+			for _, r := range sr.runs {
+				valid += int(r.hi - r.lo)
+			}
+			continue
+		}
+		in := d.Buffers()[0].Bytes()
+		off := int64(d.Offset())
+		for _, r := range sr.runs {
+			valid += bitutil.CountSetBits(in, int(off+r.lo), int(r.hi-r.lo))
+		}
 	}
 	if int64(valid) == n {
 		return nil, 0
 	}
 	b := newBuf(mem, int(bitutil.BytesForBits(n)))
 	pos := int64(0)
-	for _, r := range runs {
-		bitutil.CopyBitmap(in, int(off+r.lo), int(r.hi-r.lo), b.Bytes(), int(pos))
-		pos += r.hi - r.lo
+	for _, sr := range srcs {
+		d := sr.d
+		if d.NullN() == 0 || d.Buffers()[0] == nil {
+			for _, r := range sr.runs {
+				bitutil.SetBitsTo(b.Bytes(), pos, r.hi-r.lo, true)
+				pos += r.hi - r.lo
+			}
+			continue
+		}
+		in := d.Buffers()[0].Bytes()
+		off := int64(d.Offset())
+		for _, r := range sr.runs {
+			bitutil.CopyBitmap(in, int(off+r.lo), int(r.hi-r.lo), b.Bytes(), int(pos))
+			pos += r.hi - r.lo
+		}
 	}
 	return b, int(n) - valid
 }
 
-// gatherSpans copies the spans of d, n positions in all, into new array
-// data; the caller releases the result.
-func gatherSpans(mem memory.Allocator, d arrow.ArrayData, runs []span, n int64) arrow.ArrayData {
-	dt := d.DataType()
+// gatherSrcs copies the runs of srcs, one source after another, n
+// positions in all, into new array data of type dt; the caller releases
+// the result.
+func gatherSrcs(mem memory.Allocator, dt arrow.DataType, srcs []src, n int64) arrow.ArrayData {
 	if n == 0 {
 		empty := array.MakeArrayOfNull(mem, dt, 0)
 		defer empty.Release()
@@ -130,39 +154,45 @@ func gatherSpans(mem memory.Allocator, d arrow.ArrayData, runs []span, n int64) 
 	if dt.ID() == arrow.NULL {
 		return array.NewData(dt, int(n), []*memory.Buffer{nil}, nil, int(n), 0)
 	}
-	valid, nulls := gatherValidity(mem, d, runs, n)
-	off := int64(d.Offset())
+	valid, nulls := gatherValidity(mem, srcs, n)
 	switch t := dt.(type) {
 	case *arrow.BooleanType:
 		vals := newBuf(mem, int(bitutil.BytesForBits(n)))
 		pos := int64(0)
-		for _, r := range runs {
-			bitutil.CopyBitmap(d.Buffers()[1].Bytes(), int(off+r.lo), int(r.hi-r.lo), vals.Bytes(), int(pos))
-			pos += r.hi - r.lo
+		for _, sr := range srcs {
+			off := int64(sr.d.Offset())
+			for _, r := range sr.runs {
+				bitutil.CopyBitmap(sr.d.Buffers()[1].Bytes(), int(off+r.lo), int(r.hi-r.lo), vals.Bytes(), int(pos))
+				pos += r.hi - r.lo
+			}
 		}
 		out := array.NewData(dt, int(n), []*memory.Buffer{valid, vals}, nil, nulls, 0)
 		releaseAll(valid, vals)
 		return out
 	case *arrow.StringType, *arrow.BinaryType:
-		return gatherBinary[int32](mem, d, runs, n, valid, nulls)
+		return gatherBinary[int32](mem, dt, srcs, n, valid, nulls)
 	case *arrow.LargeStringType, *arrow.LargeBinaryType:
-		return gatherBinary[int64](mem, d, runs, n, valid, nulls)
+		return gatherBinary[int64](mem, dt, srcs, n, valid, nulls)
 	case *arrow.ListType:
-		return gatherList[int32](mem, d, runs, n, valid, nulls)
+		return gatherList[int32](mem, dt, srcs, n, valid, nulls)
 	case *arrow.LargeListType:
-		return gatherList[int64](mem, d, runs, n, valid, nulls)
+		return gatherList[int64](mem, dt, srcs, n, valid, nulls)
 	case *arrow.StructType:
 		// A struct's children are indexed through the struct's own offset.
-		cruns := runs
-		if off != 0 {
-			cruns = make([]span, len(runs))
-			for k, r := range runs {
-				cruns[k] = span{off + r.lo, off + r.hi}
+		csrcs := make([]src, len(srcs))
+		children := make([]arrow.ArrayData, len(t.Fields()))
+		for k, f := range t.Fields() {
+			for i, sr := range srcs {
+				runs := sr.runs
+				if off := int64(sr.d.Offset()); off != 0 {
+					runs = make([]span, len(sr.runs))
+					for j, r := range sr.runs {
+						runs[j] = span{off + r.lo, off + r.hi}
+					}
+				}
+				csrcs[i] = src{sr.d.Children()[k], runs}
 			}
-		}
-		children := make([]arrow.ArrayData, len(d.Children()))
-		for k, c := range d.Children() {
-			children[k] = gatherSpans(mem, c, cruns, n)
+			children[k] = gatherSrcs(mem, f.Type, csrcs, n)
 		}
 		out := array.NewData(dt, int(n), []*memory.Buffer{valid}, children, nulls, 0)
 		for _, c := range children {
@@ -172,12 +202,14 @@ func gatherSpans(mem memory.Allocator, d arrow.ArrayData, runs []span, n int64) 
 		return out
 	case arrow.FixedWidthDataType:
 		w := int64(t.BitWidth() / 8)
-		in := d.Buffers()[1].Bytes()[off*w:]
 		vals := newBuf(mem, int(n*w))
 		dst := vals.Bytes()
 		pos := int64(0)
-		for _, r := range runs {
-			pos += int64(copy(dst[pos:], in[r.lo*w:r.hi*w]))
+		for _, sr := range srcs {
+			in := sr.d.Buffers()[1].Bytes()[int64(sr.d.Offset())*w:]
+			for _, r := range sr.runs {
+				pos += int64(copy(dst[pos:], in[r.lo*w:r.hi*w]))
+			}
 		}
 		out := array.NewData(dt, int(n), []*memory.Buffer{valid, vals}, nil, nulls, 0)
 		releaseAll(valid, vals)
@@ -207,53 +239,69 @@ func rebase[T offsets](o, offs []T, lo, hi int64, j int, pos T) int {
 	return j
 }
 
-// gatherBinary is gatherSpans for strings and binaries: the bytes of a
-// span are one copy.
-func gatherBinary[T offsets](mem memory.Allocator, d arrow.ArrayData, runs []span, n int64, valid *memory.Buffer, nulls int) arrow.ArrayData {
+// gatherBinary is gatherSrcs for strings and binaries: the bytes of a
+// run are one copy.
+func gatherBinary[T offsets](mem memory.Allocator, dt arrow.DataType, srcs []src, n int64, valid *memory.Buffer, nulls int) arrow.ArrayData {
 	var zero T
-	offs := offsetsOf[T](d.Buffers()[1], int64(d.Offset()))
-	var data []byte
-	if b := d.Buffers()[2]; b != nil {
-		data = b.Bytes()
-	}
 	total := 0
-	for _, r := range runs {
-		total += int(offs[r.hi] - offs[r.lo])
+	for _, sr := range srcs {
+		offs := offsetsOf[T](sr.d.Buffers()[1], int64(sr.d.Offset()))
+		for _, r := range sr.runs {
+			total += int(offs[r.hi] - offs[r.lo])
+		}
 	}
 	ob := newBuf(mem, int(n+1)*int(unsafe.Sizeof(zero)))
 	db := newBuf(mem, total)
 	o := offsetsOf[T](ob, 0)
 	dst := db.Bytes()
 	j, pos := 0, T(0)
-	for _, r := range runs {
-		j = rebase(o, offs, r.lo, r.hi, j, pos)
-		pos += T(copy(dst[pos:], data[offs[r.lo]:offs[r.hi]]))
+	for _, sr := range srcs {
+		offs := offsetsOf[T](sr.d.Buffers()[1], int64(sr.d.Offset()))
+		var data []byte
+		if b := sr.d.Buffers()[2]; b != nil {
+			data = b.Bytes()
+		}
+		for _, r := range sr.runs {
+			j = rebase(o, offs, r.lo, r.hi, j, pos)
+			pos += T(copy(dst[pos:], data[offs[r.lo]:offs[r.hi]]))
+		}
 	}
 	o[n] = pos
-	out := array.NewData(d.DataType(), int(n), []*memory.Buffer{valid, ob, db}, nil, nulls, 0)
+	out := array.NewData(dt, int(n), []*memory.Buffer{valid, ob, db}, nil, nulls, 0)
 	releaseAll(valid, ob, db)
 	return out
 }
 
-// gatherList is gatherSpans for lists: new offsets, and the child array
-// gathered as one span per span of lists.
-func gatherList[T offsets](mem memory.Allocator, d arrow.ArrayData, runs []span, n int64, valid *memory.Buffer, nulls int) arrow.ArrayData {
+// gatherList is gatherSrcs for lists: new offsets, and the child arrays
+// gathered as one run per run of lists.
+func gatherList[T offsets](mem memory.Allocator, dt arrow.DataType, srcs []src, n int64, valid *memory.Buffer, nulls int) arrow.ArrayData {
 	var zero T
-	offs := offsetsOf[T](d.Buffers()[1], int64(d.Offset()))
 	ob := newBuf(mem, int(n+1)*int(unsafe.Sizeof(zero)))
 	o := offsetsOf[T](ob, 0)
-	child := make([]span, 0, len(runs))
+	csrcs := make([]src, 0, len(srcs))
 	j, pos := 0, T(0)
-	for _, r := range runs {
-		j = rebase(o, offs, r.lo, r.hi, j, pos)
-		if lo, hi := int64(offs[r.lo]), int64(offs[r.hi]); hi > lo {
-			child = append(child, span{lo, hi})
+	for _, sr := range srcs {
+		offs := offsetsOf[T](sr.d.Buffers()[1], int64(sr.d.Offset()))
+		child := make([]span, 0, len(sr.runs))
+		for _, r := range sr.runs {
+			j = rebase(o, offs, r.lo, r.hi, j, pos)
+			if lo, hi := int64(offs[r.lo]), int64(offs[r.hi]); hi > lo {
+				child = append(child, span{lo, hi})
+			}
+			pos += offs[r.hi] - offs[r.lo]
 		}
-		pos += offs[r.hi] - offs[r.lo]
+		csrcs = append(csrcs, src{sr.d.Children()[0], child})
 	}
 	o[n] = pos
-	c := gatherSpans(mem, d.Children()[0], child, int64(pos))
-	out := array.NewData(d.DataType(), int(n), []*memory.Buffer{valid, ob}, []arrow.ArrayData{c}, nulls, 0)
+	var elem arrow.DataType
+	switch t := dt.(type) {
+	case *arrow.ListType:
+		elem = t.Elem()
+	case *arrow.LargeListType:
+		elem = t.Elem()
+	}
+	c := gatherSrcs(mem, elem, csrcs, int64(pos))
+	out := array.NewData(dt, int(n), []*memory.Buffer{valid, ob}, []arrow.ArrayData{c}, nulls, 0)
 	c.Release()
 	releaseAll(valid, ob)
 	return out

@@ -74,6 +74,106 @@ func takeColumns(ctx context.Context, mem memory.Allocator, cols []arrow.Array, 
 	return out, nil
 }
 
+// Rows is a selection of rows of one set of columns: rows Idx of Cols,
+// in Idx order.
+type Rows struct {
+	Cols []arrow.Array
+	Idx  []int64
+}
+
+// TakeFrom gathers the rows of each selection, one selection after
+// another, into one set of columns: what TakeColumns of each followed by
+// a concatenation gives, with one copy of each value instead of two. The
+// selections hold columns of the same types. The caller owns the result,
+// which shares no buffer with the selections.
+func TakeFrom(ctx context.Context, mem memory.Allocator, sels []Rows) ([]arrow.Array, error) {
+	if len(sels) == 0 {
+		return nil, fmt.Errorf("take: no selection")
+	}
+	ncol := len(sels[0].Cols)
+	runs := make([][]span, len(sels))
+	var n int64
+	direct := true
+	for k, s := range sels {
+		if len(s.Cols) != ncol {
+			return nil, fmt.Errorf("take: selection %d has %d columns, want %d", k, len(s.Cols), ncol)
+		}
+		if ncol == 0 {
+			continue
+		}
+		// The columns of a selection come from one batch: one length.
+		r, ok := spansOf(s.Idx, s.Cols[0].Len())
+		for _, c := range s.Cols {
+			ok = ok && c.Len() == s.Cols[0].Len()
+		}
+		direct = direct && ok
+		runs[k] = r
+		n += int64(len(s.Idx))
+	}
+	for c := 0; c < ncol; c++ {
+		direct = direct && gatherable(sels[0].Cols[c].DataType())
+		for _, s := range sels[1:] {
+			direct = direct && arrow.TypeEqual(s.Cols[c].DataType(), sels[0].Cols[c].DataType())
+		}
+	}
+	if !direct {
+		return takeThenJoin(ctx, mem, sels)
+	}
+	out := make([]arrow.Array, 0, ncol)
+	srcs := make([]src, len(sels))
+	for c := 0; c < ncol; c++ {
+		if err := ctx.Err(); err != nil {
+			for _, a := range out {
+				a.Release()
+			}
+			return nil, context.Cause(ctx)
+		}
+		for k, s := range sels {
+			srcs[k] = src{s.Cols[c].Data(), runs[k]}
+		}
+		d := gatherSrcs(mem, sels[0].Cols[c].DataType(), srcs, n)
+		out = append(out, array.MakeFromData(d))
+		d.Release()
+	}
+	return out, nil
+}
+
+// takeThenJoin is TakeFrom for what Gather does not handle: compute.Take
+// of each selection, then a concatenation.
+func takeThenJoin(ctx context.Context, mem memory.Allocator, sels []Rows) ([]arrow.Array, error) {
+	parts := make([][]arrow.Array, 0, len(sels))
+	defer func() {
+		for _, p := range parts {
+			for _, a := range p {
+				a.Release()
+			}
+		}
+	}()
+	for _, s := range sels {
+		p, err := CopyRows(ctx, mem, s.Cols, s.Idx)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, p)
+	}
+	out := make([]arrow.Array, 0, len(sels[0].Cols))
+	col := make([]arrow.Array, len(parts))
+	for c := range sels[0].Cols {
+		for k, p := range parts {
+			col[k] = p[c]
+		}
+		a, err := array.Concatenate(col, mem)
+		if err != nil {
+			for _, o := range out {
+				o.Release()
+			}
+			return nil, fmt.Errorf("take: join column %d: %w", c, err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
 // isIdentity reports whether a selection of n rows, whose runs are runs,
 // picks every row of an array of length rows, in order.
 func isIdentity(runs []span, n, length int) bool {
