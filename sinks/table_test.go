@@ -465,11 +465,7 @@ func TestRowGroupJoinsHeldBatches(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	root := t.TempDir()
-	sink, err := NewTable(root, "t", testSchema, []string{"dim"}, config.DefaultWriter, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink.drainAt = 1 // split each batch on arrival: five pieces a partition
+	sink := dimTable(t, root, mem, 1) // split each batch on arrival: five pieces a partition
 	var batches, want []string
 	for i := 0; i < 5; i++ {
 		batches = append(batches, fmt.Sprintf(`[{"id":"a%d","dim":"x","votes":["v%d",null],"ts":null,"_line":%d},{"id":"b%d","dim":"y","votes":[],"_line":%d},{"id":"c%d","dim":"x","votes":null,"ts":"2024-05-01T10:00:00Z","_line":%d}]`, i, i, 3*i+1, i, 3*i+2, i, 3*i+3))
@@ -526,11 +522,7 @@ func TestPendingBatchesSplitTogether(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			root := t.TempDir()
-			sink, err := NewTable(root, "t", testSchema, []string{"dim"}, config.DefaultWriter, mem)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sink.drainAt = drain.at
+			sink := dimTable(t, root, mem, drain.at)
 			files := writeBatches(t, sink, mem, batches...)
 			rows[drain.name] = map[string][]string{}
 			for _, f := range files {
@@ -557,10 +549,7 @@ func TestPendingBatchesSplitTogether(t *testing.T) {
 
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	sink, err := NewTable(t.TempDir(), "t", testSchema, []string{"dim"}, config.DefaultWriter, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sink := dimTable(t, t.TempDir(), mem, 1<<40)
 	for _, js := range batches[:2] {
 		b := batch(t, mem, js)
 		err := sink.Write(t.Context(), b)
@@ -573,4 +562,16 @@ func TestPendingBatchesSplitTogether(t *testing.T) {
 		t.Fatalf("%d batches pending, want 2", len(sink.pending))
 	}
 	sink.Abort()
+}
+
+// dimTable is a table of testSchema partitioned by dim, with the default
+// writer, that splits waiting batches once they hold drainAt bytes.
+func dimTable(t *testing.T, root string, mem memory.Allocator, drainAt int64) *Table {
+	t.Helper()
+	sink, err := NewTable(root, "t", testSchema, []string{"dim"}, config.DefaultWriter, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink.drainAt = drainAt
+	return sink
 }
