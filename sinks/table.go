@@ -175,13 +175,21 @@ func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 	if t.pendPartIdx == nil {
 		t.pendPartIdx = map[string]int{}
 	}
+	// A batch that would open too many partitions is refused whole,
+	// before any of it is registered.
+	fresh := 0
+	for _, pk := range seen {
+		if _, ok := t.pendPartIdx[pk.Path]; !ok && t.open[pk.Path] == nil {
+			fresh++
+		}
+	}
+	if len(t.open)+t.newPending+fresh > t.w.MaxPartitions {
+		return fmt.Errorf("%s: %w: more than writer.max_partitions (%d); partition on a column with fewer values", t.name, ErrTooManyPartitions, t.w.MaxPartitions)
+	}
 	pb := pendingBatch{cols: make([]arrow.Array, len(cols)), rows: make(map[int][]int64, len(seen))}
 	for k, pk := range seen {
 		j, ok := t.pendPartIdx[pk.Path]
 		if !ok {
-			if t.open[pk.Path] == nil && len(t.open)+t.newPending >= t.w.MaxPartitions {
-				return fmt.Errorf("%s: %w: more than writer.max_partitions (%d); partition on a column with fewer values", t.name, ErrTooManyPartitions, t.w.MaxPartitions)
-			}
 			if t.open[pk.Path] == nil {
 				t.newPending++
 			}

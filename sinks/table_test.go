@@ -150,12 +150,24 @@ func TestTableTooManyPartitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := batch(t, mem, `[{"id":"1","_line":1},{"id":"2","_line":2},{"id":"3","_line":3}]`)
+	ok := batch(t, mem, `[{"id":"1","_line":1},{"id":"1","_line":2}]`)
+	defer ok.Release()
+	if err := sink.Write(t.Context(), ok); err != nil {
+		t.Fatal(err)
+	}
+	b := batch(t, mem, `[{"id":"2","_line":3},{"id":"3","_line":4}]`)
 	defer b.Release()
 	if err := sink.Write(t.Context(), b); !errors.Is(err, ErrTooManyPartitions) {
 		t.Fatalf("err = %v", err)
 	}
-	sink.Abort()
+	// The refused batch is not written, the one before it is.
+	files, err := sink.Close()
+	if err != nil {
+		t.Fatalf("Close after a refused batch: %v", err)
+	}
+	if len(files) != 1 || files[0].Rows != 2 {
+		t.Errorf("files %+v, want id=1 with 2 rows", files)
+	}
 }
 
 func TestTableRejectsBadPartitionColumn(t *testing.T) {
