@@ -58,6 +58,7 @@ type Table struct {
 	pendPartIdx map[string]int
 	newPending  int   // pending partitions not yet open
 	drainAt     int64 // pending bytes that start a drain
+	holdAt      int64 // held row-group bytes past which the largest is written
 }
 
 // pendingBatch is an input batch's data columns, retained, and the rows
@@ -119,6 +120,7 @@ func NewTable(root, name string, in *arrow.Schema, partitionBy []string, w confi
 	}
 	t.schema = arrow.NewSchema(fields, nil)
 	t.drainAt = w.BufferBytes / pendingShare
+	t.holdAt = w.BufferBytes - t.drainAt
 	// The partitioner remembers at most the partitions a table may write,
 	// plus values that name the same folder (null and "").
 	t.partitioner = NewPartitioner(partitionBy, t.partIdx, w.MaxPartitions+2)
@@ -314,7 +316,8 @@ func (t *Table) writePart(key string, vals []*string, b arrow.RecordBatch) error
 }
 
 // capBuffers writes out the largest buffered row group while the row
-// groups buffered over all open partitions exceed BufferBytes. The choice
+// groups buffered over all open partitions exceed their share of
+// BufferBytes (what the pending batches leave). The choice
 // depends only on the rows written so far, so output stays deterministic.
 func (t *Table) capBuffers() error {
 	for {
@@ -330,7 +333,7 @@ func (t *Table) capBuffers() error {
 				big = pw
 			}
 		}
-		if total <= t.w.BufferBytes-t.drainAt || big == nil || big.fw.rgBytes == 0 {
+		if total <= t.holdAt || big == nil || big.fw.rgBytes == 0 {
 			return nil
 		}
 		if err := big.fw.flushRowGroup(); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/internal/arrowx"
 	"github.com/agora-etl/agora/pipeline"
 )
 
@@ -525,11 +526,14 @@ func TestPendingBatchesSplitTogether(t *testing.T) {
 	for i := 0; i < 7; i++ {
 		batches = append(batches, fmt.Sprintf(`[{"id":"a%d","dim":"x","votes":["v%d",null],"ts":null,"_line":%d},{"id":"b%d","dim":"y","votes":[],"_line":%d},{"id":"c%d","dim":"x","votes":null,"ts":"2024-05-01T10:00:00Z","_line":%d},{"id":"d%d","dim":null,"votes":["w"],"_line":%d}]`, i, i, 4*i+1, i, 4*i+2, i, 4*i+3, i, 4*i+4))
 	}
+	first := batch(t, memory.DefaultAllocator, batches[0])
+	size := arrowx.BatchBytes(first) // the batches are alike
+	first.Release()
 	rows := map[string]map[string][]string{} // by drain, by file
 	for _, drain := range []struct {
 		name string
 		at   int64
-	}{{"each batch", 1}, {"at close", 1 << 40}} {
+	}{{"each batch", 1}, {"every third batch", 3 * size}, {"at close", 1 << 40}} {
 		t.Run(drain.name, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
@@ -543,9 +547,9 @@ func TestPendingBatchesSplitTogether(t *testing.T) {
 			}
 		})
 	}
-	one, all := rows["each batch"], rows["at close"]
-	if len(one) != 3 || len(all) != 3 {
-		t.Fatalf("files: %d and %d, want 3 partitions each", len(one), len(all))
+	one, third, all := rows["each batch"], rows["every third batch"], rows["at close"]
+	if len(one) != 3 || len(third) != 3 || len(all) != 3 {
+		t.Fatalf("files: %d, %d and %d, want 3 partitions each", len(one), len(third), len(all))
 	}
 	for p, want := range one {
 		if len(want) != 7 && len(want) != 14 {
@@ -553,6 +557,9 @@ func TestPendingBatchesSplitTogether(t *testing.T) {
 		}
 		if fmt.Sprint(all[p]) != fmt.Sprint(want) {
 			t.Errorf("%s split together:\n%v\nsplit one by one:\n%v", p, all[p], want)
+		}
+		if fmt.Sprint(third[p]) != fmt.Sprint(want) {
+			t.Errorf("%s split every third batch:\n%v\nsplit one by one:\n%v", p, third[p], want)
 		}
 	}
 	if x := one["t/dim=x/part-00000.parquet"]; len(x) != 14 || !strings.Contains(x[0], `"a0"`) || !strings.Contains(x[1], `"c0"`) || !strings.Contains(x[13], `"c6"`) {
@@ -584,6 +591,6 @@ func dimTable(t *testing.T, root string, mem memory.Allocator, drainAt int64) *T
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink.drainAt = drainAt
+	sink.drainAt = drainAt // the row groups keep their share of buffer_bytes
 	return sink
 }

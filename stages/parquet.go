@@ -161,7 +161,9 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 	if len(missing) > 0 {
 		return &DecodeError{File: s.Name, Err: fmt.Errorf("%w: the file has no %s (it has %d columns: %s)", ErrMissingColumns, strings.Join(missing, ", "), len(fs.Fields()), strings.Join(fieldNames(fs), ", "))}
 	}
-	if n := probeBatchRows(ctx, fr, leaves, int64(s.BatchRows)); n > 0 {
+	// The footer's guess bounds the probe's: first rows that are short
+	// must not make batches of long ones huge.
+	if n := probeBatchRows(ctx, fr, leaves, int64(s.BatchRows)); n > 0 && n < fr.Props.BatchSize {
 		fr.Props.BatchSize = n
 	}
 	rr, err := fr.GetRecordReader(ctx, leaves, nil)
@@ -231,7 +233,7 @@ func probeBatchRows(ctx context.Context, fr *pqarrow.FileReader, leaves []int, m
 
 // batchRowsFor returns the rows per batch for a file by the footer's
 // sizes: about batchBytes of uncompressed data (all columns), between 64
-// and most rows. It stands when probeBatchRows cannot tell.
+// and most rows. It stands when probeBatchRows cannot tell or gives more.
 func batchRowsFor(r *file.Reader, most int) int64 {
 	most = max(most, 1)
 	md := r.MetaData()

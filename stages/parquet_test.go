@@ -278,3 +278,44 @@ func TestParquetFileWithoutRows(t *testing.T) {
 		})
 	}
 }
+
+// TestParquetBatchesBoundedWhenFirstRowsAreShort reads a file whose first
+// rows are short and the rest long (plain-encoded, so the footer's sizes
+// are right on average): the probe of the first rows alone
+// would make batches of thousands of long rows; the footer's average
+// bounds them.
+func TestParquetBatchesBoundedWhenFirstRowsAreShort(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const rows = 3000
+	schema := arrow.NewSchema([]arrow.Field{{Name: "text", Type: arrow.BinaryTypes.String}}, nil)
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer rb.Release()
+	long := strings.Repeat("x", 20000)
+	for i := 0; i < rows; i++ {
+		if i < 2*probeRows {
+			rb.Field(0).(*array.StringBuilder).Append("x")
+		} else {
+			rb.Field(0).(*array.StringBuilder).Append(fmt.Sprint(i) + long)
+		}
+	}
+	b := rb.NewRecordBatch()
+	defer b.Release()
+	p := writeParquetFile(t, "short-first.parquet", b, parquet.NewWriterProperties(parquet.WithDictionaryDefault(false)), pqarrow.DefaultWriterProps())
+	s := &ParquetFile{Path: p, Name: "short-first.parquet", BatchRows: rows, Mem: mem, Columns: []ParquetColumn{{Name: "text", Type: arrow.BinaryTypes.String}}}
+	var n int64
+	err := s.Chunks(t.Context(), func(c pipeline.Chunk) error {
+		defer c.Batch.Release()
+		n += c.Batch.NumRows()
+		if size := arrowx.BatchBytes(c.Batch); size > 2*batchBytes {
+			return fmt.Errorf("a batch of %d rows holds %d bytes of Arrow data, want about %d at most", c.Batch.NumRows(), size, batchBytes)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != rows {
+		t.Fatalf("read %d rows, want %d", n, rows)
+	}
+}

@@ -2,6 +2,7 @@ package arrowx
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -144,6 +145,11 @@ func gatherValidity(mem memory.Allocator, srcs []src, n int64) (*memory.Buffer, 
 // positions in all, into new array data of type dt; the caller releases
 // the result.
 func gatherSrcs(mem memory.Allocator, dt arrow.DataType, srcs []src, n int64) arrow.ArrayData {
+	// A source with nothing to copy is skipped: an empty array may have
+	// no buffers at all (a builder's empty list child).
+	if k := slices.IndexFunc(srcs, func(sr src) bool { return len(sr.runs) == 0 }); k >= 0 {
+		srcs = slices.DeleteFunc(slices.Clone(srcs), func(sr src) bool { return len(sr.runs) == 0 })
+	}
 	if n == 0 {
 		empty := array.MakeArrayOfNull(mem, dt, 0)
 		defer empty.Release()

@@ -414,3 +414,32 @@ func TestTakeFromFallsBack(t *testing.T) {
 		t.Error("an index out of range gave no error")
 	}
 }
+
+// TestTakeFromEmptyBuiltChild gathers from a list<int64> whose child a
+// builder left without buffers (every list empty) together with one that
+// has values: the empty source must be skipped, not read.
+func TestTakeFromEmptyBuiltChild(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	build := func(lists ...[]int64) arrow.Array {
+		lb := array.NewListBuilder(mem, arrow.PrimitiveTypes.Int64)
+		defer lb.Release()
+		vb := lb.ValueBuilder().(*array.Int64Builder)
+		for _, l := range lists {
+			lb.Append(true)
+			vb.AppendValues(l, nil)
+		}
+		return lb.NewArray()
+	}
+	full, empty := build([]int64{1, 2}), build([]int64{})
+	defer full.Release()
+	defer empty.Release()
+	got, err := TakeFrom(t.Context(), mem, []Rows{{Cols: []arrow.Array{full}, Idx: []int64{0}}, {Cols: []arrow.Array{empty}, Idx: []int64{0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got[0].Release()
+	if s := fmt.Sprint(got[0]); s != "[[1 2] []]" {
+		t.Errorf("got %s, want [[1 2] []]", s)
+	}
+}

@@ -4,6 +4,7 @@ package arrowx
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -112,9 +113,14 @@ func TakeFrom(ctx context.Context, mem memory.Allocator, sels []Rows) ([]arrow.A
 	}
 	for c := 0; c < ncol; c++ {
 		direct = direct && gatherable(sels[0].Cols[c].DataType())
+		// 32-bit offsets hold what one array held, not what several do:
+		// past that, Concatenate reports the overflow.
+		total := dataBytes(sels[0].Cols[c].Data())
 		for _, s := range sels[1:] {
 			direct = direct && arrow.TypeEqual(s.Cols[c].DataType(), sels[0].Cols[c].DataType())
+			total += dataBytes(s.Cols[c].Data())
 		}
+		direct = direct && total <= math.MaxInt32
 	}
 	if !direct {
 		return takeThenJoin(ctx, mem, sels)
@@ -187,19 +193,23 @@ func isIdentity(runs []span, n, length int) bool {
 // the whole buffers: an over-estimate).
 func BatchBytes(b arrow.RecordBatch) int64 {
 	var n int64
-	var walk func(d arrow.ArrayData)
-	walk = func(d arrow.ArrayData) {
-		for _, buf := range d.Buffers() {
-			if buf != nil {
-				n += int64(buf.Len())
-			}
-		}
-		for _, c := range d.Children() {
-			walk(c)
+	for _, c := range b.Columns() {
+		n += dataBytes(c.Data())
+	}
+	return n
+}
+
+// dataBytes is the size of the buffers an array's data refers to, its
+// children's included.
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, buf := range d.Buffers() {
+		if buf != nil {
+			n += int64(buf.Len())
 		}
 	}
-	for _, c := range b.Columns() {
-		walk(c.Data())
+	for _, c := range d.Children() {
+		n += dataBytes(c)
 	}
 	return n
 }
