@@ -147,8 +147,9 @@ func gatherValidity(mem memory.Allocator, srcs []src, n int64) (*memory.Buffer, 
 func gatherSrcs(mem memory.Allocator, dt arrow.DataType, srcs []src, n int64) arrow.ArrayData {
 	// A source with nothing to copy is skipped: an empty array may have
 	// no buffers at all (a builder's empty list child).
-	if k := slices.IndexFunc(srcs, func(sr src) bool { return len(sr.runs) == 0 }); k >= 0 {
-		srcs = slices.DeleteFunc(slices.Clone(srcs), func(sr src) bool { return len(sr.runs) == 0 })
+	empty := func(sr src) bool { return len(sr.runs) == 0 }
+	if slices.ContainsFunc(srcs, empty) {
+		srcs = slices.DeleteFunc(slices.Clone(srcs), empty)
 	}
 	if n == 0 {
 		empty := array.MakeArrayOfNull(mem, dt, 0)
@@ -299,14 +300,7 @@ func gatherList[T offsets](mem memory.Allocator, dt arrow.DataType, srcs []src, 
 		csrcs = append(csrcs, src{sr.d.Children()[0], child})
 	}
 	o[n] = pos
-	var elem arrow.DataType
-	switch t := dt.(type) {
-	case *arrow.ListType:
-		elem = t.Elem()
-	case *arrow.LargeListType:
-		elem = t.Elem()
-	}
-	c := gatherSrcs(mem, elem, csrcs, int64(pos))
+	c := gatherSrcs(mem, dt.(arrow.ListLikeType).Elem(), csrcs, int64(pos))
 	out := array.NewData(dt, int(n), []*memory.Buffer{valid, ob}, []arrow.ArrayData{c}, nulls, 0)
 	c.Release()
 	releaseAll(valid, ob)
