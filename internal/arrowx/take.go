@@ -162,9 +162,23 @@ func takeThenJoin(ctx context.Context, mem memory.Allocator, sels []Rows) ([]arr
 		}
 		parts = append(parts, p)
 	}
-	out := make([]arrow.Array, 0, len(sels[0].Cols))
+	out, err := joinColumns(mem, parts, func(c int) string { return fmt.Sprint(c) })
+	if err != nil {
+		return nil, fmt.Errorf("take: %w", err)
+	}
+	return out, nil
+}
+
+// joinColumns concatenates, column by column, parts that each hold the
+// same columns; name names a column in an error. The caller owns the
+// result and keeps its references to parts.
+func joinColumns(mem memory.Allocator, parts [][]arrow.Array, name func(c int) string) ([]arrow.Array, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("join: nothing to join")
+	}
+	out := make([]arrow.Array, 0, len(parts[0]))
 	col := make([]arrow.Array, len(parts))
-	for c := range sels[0].Cols {
+	for c := range parts[0] {
 		for k, p := range parts {
 			col[k] = p[c]
 		}
@@ -173,7 +187,7 @@ func takeThenJoin(ctx context.Context, mem memory.Allocator, sels []Rows) ([]arr
 			for _, o := range out {
 				o.Release()
 			}
-			return nil, fmt.Errorf("take: join column %d: %w", c, err)
+			return nil, fmt.Errorf("join column %s: %w", name(c), err)
 		}
 		out = append(out, a)
 	}
@@ -217,26 +231,20 @@ func dataBytes(d arrow.ArrayData) int64 {
 // ConcatBatches joins batches of schema s into one batch, copying their
 // columns; the caller owns the result and keeps its references to bs.
 func ConcatBatches(mem memory.Allocator, s *arrow.Schema, bs []arrow.RecordBatch) (arrow.RecordBatch, error) {
-	cols := make([]arrow.Array, 0, s.NumFields())
+	var rows int64
+	parts := make([][]arrow.Array, len(bs))
+	for i, b := range bs {
+		rows += b.NumRows()
+		parts[i] = b.Columns()
+	}
+	cols, err := joinColumns(mem, parts, func(c int) string { return s.Field(c).Name })
+	if err != nil {
+		return nil, err
+	}
 	defer func() {
 		for _, a := range cols {
 			a.Release()
 		}
 	}()
-	var rows int64
-	for _, b := range bs {
-		rows += b.NumRows()
-	}
-	parts := make([]arrow.Array, len(bs))
-	for c := 0; c < s.NumFields(); c++ {
-		for i, b := range bs {
-			parts[i] = b.Column(c)
-		}
-		a, err := array.Concatenate(parts, mem)
-		if err != nil {
-			return nil, fmt.Errorf("join column %s: %w", s.Field(c).Name, err)
-		}
-		cols = append(cols, a)
-	}
 	return array.NewRecordBatch(s, cols, rows), nil
 }
