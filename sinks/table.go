@@ -56,7 +56,6 @@ type Table struct {
 	pendBytes   int64
 	pendParts   []*Partition
 	pendPartIdx map[string]int
-	newPending  int   // pending partitions not yet open
 	drainAt     int64 // pending bytes that start a drain
 	holdAt      int64 // held row-group bytes past which the largest is written
 }
@@ -179,22 +178,24 @@ func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 	}
 	// A batch that would open too many partitions is refused whole,
 	// before any of it is registered.
-	fresh := 0
+	fresh := 0 // partitions not open yet: pending ones and this batch's new ones
+	for _, pk := range t.pendParts {
+		if t.open[pk.Path] == nil {
+			fresh++
+		}
+	}
 	for _, pk := range seen {
 		if _, ok := t.pendPartIdx[pk.Path]; !ok && t.open[pk.Path] == nil {
 			fresh++
 		}
 	}
-	if len(t.open)+t.newPending+fresh > t.w.MaxPartitions {
+	if len(t.open)+fresh > t.w.MaxPartitions {
 		return fmt.Errorf("%s: %w: more than writer.max_partitions (%d); partition on a column with fewer values", t.name, ErrTooManyPartitions, t.w.MaxPartitions)
 	}
 	pb := pendingBatch{cols: make([]arrow.Array, len(cols)), rows: make(map[int][]int64, len(seen))}
 	for k, pk := range seen {
 		j, ok := t.pendPartIdx[pk.Path]
 		if !ok {
-			if t.open[pk.Path] == nil {
-				t.newPending++
-			}
 			j = len(t.pendParts)
 			t.pendPartIdx[pk.Path] = j
 			t.pendParts = append(t.pendParts, pk)
@@ -267,7 +268,7 @@ func (t *Table) releasePending() {
 			c.Release()
 		}
 	}
-	t.pending, t.pendBytes, t.pendParts, t.newPending = t.pending[:0], 0, t.pendParts[:0], 0
+	t.pending, t.pendBytes, t.pendParts = t.pending[:0], 0, t.pendParts[:0]
 	clear(t.pendPartIdx)
 }
 
