@@ -163,7 +163,7 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 	}
 	// The footer's guess bounds the probe's: first rows that are short
 	// must not make batches of long ones huge.
-	if n := probeBatchRows(ctx, fr, leaves, int64(s.BatchRows)); n > 0 && n < fr.Props.BatchSize {
+	if n := probeBatchRows(ctx, fr, leaves); n > 0 && n < fr.Props.BatchSize {
 		fr.Props.BatchSize = n
 	}
 	rr, err := fr.GetRecordReader(ctx, leaves, nil)
@@ -200,14 +200,14 @@ const probeRows = 128
 
 // probeBatchRows reads the first rows of the file's first row group to
 // learn what a row of the wanted leaves costs in Arrow memory, and
-// returns the rows per batch that make about batchBytes, between 64 and
-// most; 0 when it cannot tell (no rows, or a read error, which the real
+// returns the rows per batch that make about batchBytes, at least 64 (the
+// caller bounds it by the footer's guess, itself at most BatchRows); 0
+// when it cannot tell (no rows, or a read error, which the real
 // read then reports with its row). The footer's sizes cannot tell: a
 // dictionary-encoded text is stored once per distinct value and decoded
 // once per row (the Habermas comparisons: 1.5 times what the footer
 // gives for the columns agora reads, 2.8 for all of them).
-func probeBatchRows(ctx context.Context, fr *pqarrow.FileReader, leaves []int, most int64) int64 {
-	most = max(most, 1)
+func probeBatchRows(ctx context.Context, fr *pqarrow.FileReader, leaves []int) int64 {
 	pr := fr.ParquetReader()
 	if pr.NumRowGroups() == 0 || pr.MetaData().RowGroup(0).NumRows() == 0 {
 		return 0
@@ -228,7 +228,7 @@ func probeBatchRows(ctx context.Context, fr *pqarrow.FileReader, leaves []int, m
 		return 0
 	}
 	perRow := max(arrowx.BatchBytes(b)/b.NumRows(), 1)
-	return min(max(batchBytes/perRow, 64), most)
+	return max(batchBytes/perRow, 64)
 }
 
 // batchRowsFor returns the rows per batch for a file by the footer's
