@@ -295,7 +295,7 @@ func init() {
 				}
 				v, err := p.Parse(s.Value(i))
 				if err == nil {
-					err = fn.check(v)
+					err = fn.check(v, false)
 				}
 				if err != nil {
 					bad[i] = fmt.Sprintf("invalid JSON for %s: %v", d.Type, err)

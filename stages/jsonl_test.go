@@ -130,6 +130,19 @@ func TestJSONLinesDecode(t *testing.T) {
 			input:   "{\"id\":\"\xff\xfe\"}\n",
 			rejects: []string{"type:1"},
 		},
+		{
+			name: "invalid UTF-8 in a list or a struct is rejected, escapes or not",
+			input: "{\"id\":\"a\",\"tags\":[\"ok\",\"\xc3\"]}\n" +
+				"{\"id\":\"b\\u00e9\",\"st\":[{\"text\":\"\xed\xa0\x80\"}]}\n" +
+				"{\"id\":\"c\\u00e9\",\"tags\":[\"\xc3\xa9\"]}\n",
+			want:    []string{`{"id":"cé","n":null,"p":null,"raw_text":null,"st":null,"tags":["é"]}`},
+			rejects: []string{"type:1", "type:2"},
+		},
+		{
+			name:  "escapes: quote, backslash, control, escaped backslash, lone and broken surrogates, bad hex, in keys",
+			input: `{"i\u0064":"\u0022\u005c\u0001\\u0041\u0041","tags":["\ud800x","\ud800\u0041","\udc00\ud800","\u12","\uzzzz\u00e9","\ud83d\ude00\u00e9","\\\u00e9"]}` + "\n",
+			want:  []string{`{"id":"\"\\\u0001\\u0041A","n":null,"p":null,"raw_text":null,"st":null,"tags":["\\ud800x","�","�","\\u12","\\uzzzzé","😀é","\\é"]}`},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,9 +14,12 @@ import (
 )
 
 // valueFn appends one JSON value (nil means absent → null) to a builder.
-// check reports whether the value fits the type without appending.
+// check reports whether the value fits the type without appending;
+// validUTF8 says the text the value was parsed from is known to be valid
+// UTF-8, so its strings need no check of their own (fastjson's unescaping
+// turns valid UTF-8 into valid UTF-8).
 type valueFn struct {
-	check  func(v *fastjson.Value) error
+	check  func(v *fastjson.Value, validUTF8 bool) error
 	append func(b array.Builder, v *fastjson.Value)
 }
 
@@ -39,14 +42,14 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 	switch t := dt.(type) {
 	case *arrow.StringType:
 		return valueFn{
-			check: func(v *fastjson.Value) error {
+			check: func(v *fastjson.Value, validUTF8 bool) error {
 				if isNull(v) {
 					return nil
 				}
 				if v.Type() != fastjson.TypeString {
 					return errType("string", v)
 				}
-				if !utf8.Valid(v.GetStringBytes()) {
+				if !validUTF8 && !utf8.Valid(v.GetStringBytes()) {
 					return errInvalidUTF8
 				}
 				return nil
@@ -65,7 +68,7 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 			lo, hi = math.MinInt32, math.MaxInt32
 		}
 		return valueFn{
-			check: func(v *fastjson.Value) error {
+			check: func(v *fastjson.Value, validUTF8 bool) error {
 				if isNull(v) {
 					return nil
 				}
@@ -96,7 +99,7 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 		}, nil
 	case *arrow.Float64Type:
 		return valueFn{
-			check: func(v *fastjson.Value) error {
+			check: func(v *fastjson.Value, validUTF8 bool) error {
 				if isNull(v) {
 					return nil
 				}
@@ -116,7 +119,7 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 		}, nil
 	case *arrow.BooleanType:
 		return valueFn{
-			check: func(v *fastjson.Value) error {
+			check: func(v *fastjson.Value, validUTF8 bool) error {
 				if isNull(v) || v.Type() == fastjson.TypeTrue || v.Type() == fastjson.TypeFalse {
 					return nil
 				}
@@ -150,7 +153,7 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 			return 0, errType("timestamp (RFC 3339 string or epoch milliseconds)", v)
 		}
 		return valueFn{
-			check: func(v *fastjson.Value) error {
+			check: func(v *fastjson.Value, validUTF8 bool) error {
 				if isNull(v) {
 					return nil
 				}
@@ -172,7 +175,7 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 			return valueFn{}, err
 		}
 		return valueFn{
-			check: func(v *fastjson.Value) error {
+			check: func(v *fastjson.Value, validUTF8 bool) error {
 				if isNull(v) {
 					return nil
 				}
@@ -180,7 +183,7 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 					return errType("array", v)
 				}
 				for i, e := range v.GetArray() {
-					if err := elem.check(e); err != nil {
+					if err := elem.check(e, validUTF8); err != nil {
 						return fmt.Errorf("[%d]: %w", i, err)
 					}
 				}
@@ -209,7 +212,7 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 			fields[i] = fn
 		}
 		return valueFn{
-			check: func(v *fastjson.Value) error {
+			check: func(v *fastjson.Value, validUTF8 bool) error {
 				if isNull(v) {
 					return nil
 				}
@@ -217,7 +220,7 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 					return errType("object", v)
 				}
 				for i, f := range t.Fields() {
-					if err := fields[i].check(v.Get(f.Name)); err != nil {
+					if err := fields[i].check(v.Get(f.Name), validUTF8); err != nil {
 						return fmt.Errorf(".%s: %w", f.Name, err)
 					}
 				}
@@ -244,7 +247,7 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 			return valueFn{}, err
 		}
 		return valueFn{
-			check: func(v *fastjson.Value) error {
+			check: func(v *fastjson.Value, validUTF8 bool) error {
 				if isNull(v) {
 					return nil
 				}
@@ -255,9 +258,9 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 				var ferr error
 				o.Visit(func(k []byte, e *fastjson.Value) {
 					if ferr == nil {
-						if !utf8.Valid(k) {
+						if !validUTF8 && !utf8.Valid(k) {
 							ferr = errInvalidUTF8
-						} else if err := item.check(e); err != nil {
+						} else if err := item.check(e, validUTF8); err != nil {
 							ferr = fmt.Errorf(".%s: %w", k, err)
 						}
 					}
