@@ -47,6 +47,10 @@ type Table struct {
 	rejB   *array.RecordBuilder
 	nrej   int64
 	closed bool
+	// failed is the error of a drain that stopped part-way: some of
+	// its partitions were written and some not, so the table can no
+	// longer be closed into files that hold every row.
+	failed error
 
 	partitioner *Partitioner
 
@@ -133,8 +137,14 @@ func (t *Table) Schema() *arrow.Schema { return t.schema }
 // quarter of buffer_bytes, then splits them by partition together and
 // appends each partition's rows to its current file, keeping row order
 // within a partition. Close writes what is still held; Abort lets it go.
-// A partition beyond max_partitions is an error at once.
+// A partition beyond max_partitions is an error at once, and the table
+// stays usable; after any other error (a partition's file could not be
+// written) Write and Close fail too, since the partitions before it were
+// written and the ones after not.
 func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
+	if t.failed != nil {
+		return fmt.Errorf("%s: an earlier write failed: %w", t.name, t.failed)
+	}
 	n := int(b.NumRows())
 	var (
 		seen   []*Partition // in first-seen order
@@ -209,7 +219,10 @@ func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 	t.pending = append(t.pending, pb)
 	t.pendBytes += arrowx.BatchBytes(b)
 	if t.pendBytes >= t.drainAt {
-		return t.drain(ctx)
+		if err := t.drain(ctx); err != nil {
+			t.failed = err
+			return err
+		}
 	}
 	return nil
 }
@@ -420,12 +433,17 @@ func (t *Table) flushRejects() error {
 }
 
 // Close finishes every open file (footers, fsync, rename) and returns
-// the files written, sorted by path. Rejects, if any, come last.
+// the files written, sorted by path. Rejects, if any, come last. After a
+// failed Write it aborts instead and returns that failure.
 func (t *Table) Close() ([]FileInfo, error) {
 	if t.closed {
 		return nil, errors.New("sink closed twice")
 	}
 	t.closed = true
+	if t.failed != nil {
+		t.Abort()
+		return nil, fmt.Errorf("%s: not closed after a failed write: %w", t.name, t.failed)
+	}
 	if err := t.drain(context.Background()); err != nil {
 		t.Abort()
 		return nil, err

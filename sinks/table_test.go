@@ -594,3 +594,39 @@ func dimTable(t *testing.T, root string, mem memory.Allocator, drainAt int64) *T
 	sink.drainAt = drainAt // the row groups keep their share of buffer_bytes
 	return sink
 }
+
+// TestFailedDrainIsNotClosed makes the second partition of a drain fail
+// (its folder is a file) after the first was written: Close must fail
+// and leave no file, not publish the first partition's rows alone.
+func TestFailedDrainIsNotClosed(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "t"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "t", "dim=y"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sink := dimTable(t, root, mem, 1)
+	b := batch(t, mem, `[{"id":"a","dim":"x","votes":[],"_line":1},{"id":"b","dim":"y","votes":[],"_line":2}]`)
+	err := sink.Write(t.Context(), b)
+	b.Release()
+	if err == nil {
+		t.Fatal("Write succeeded with a partition folder that cannot be made")
+	}
+	b = batch(t, mem, `[{"id":"c","dim":"x","votes":[],"_line":3}]`)
+	err = sink.Write(t.Context(), b)
+	b.Release()
+	if err == nil {
+		t.Error("Write after a failed drain succeeded")
+	}
+	files, err := sink.Close()
+	if err == nil || !strings.Contains(err.Error(), "not closed after a failed write") {
+		t.Fatalf("Close after a failed drain: %v, %v; want the write's failure", files, err)
+	}
+	left, _ := os.ReadDir(filepath.Join(root, "t", "dim=x"))
+	for _, e := range left {
+		t.Errorf("file left after a failed table: %s", e.Name())
+	}
+}
