@@ -10,73 +10,89 @@ import (
 var escU = []byte(`\u`)
 
 // inlineEscapes appends ln to dst with each \uXXXX escape of a printable
-// character written as the character's UTF-8 bytes, and returns dst.
-// from is the index of the first `\u` in ln.
+// character inside a string written as the character's UTF-8 bytes, and
+// returns dst.
 //
 // The line means the same JSON afterwards, and fastjson decodes every
-// string of it to the same bytes (FuzzInlineEscapes). Left for fastjson
-// to decode are the other escapes (\n, \", ...); escapes of control
-// characters, '"' and '\', which a JSON string cannot hold as they are;
-// escapes of hex digits, which written out could complete a \u that
-// fastjson keeps as text (`\u000\u0041` is not `\u000A`); and surrogates
-// that do not form a pair, which fastjson keeps or replaces in its own
-// way (a surrogate escape followed by any \uXXXX escape becomes U+FFFD
-// with it, so both are left together). A \u without four hex digits is
-// copied as it is. Escaped backslashes are skipped as pairs, so the "u"
-// of `\\u0041` is text.
+// string of it to the same bytes; a line fastjson rejects, it rejects
+// still (FuzzInlineEscapes). Only escapes inside strings are written out:
+// JSON has no backslash elsewhere, and `"" \u0020` must stay invalid, not
+// become `""  `. Left for fastjson to decode are the other escapes (\n,
+// \", ...); escapes of control characters, '"' and '\', which a JSON
+// string cannot hold as they are; escapes of hex digits, which written
+// out could complete a \u that fastjson keeps as text (`\u000\u0041` is
+// not `\u000A`); and surrogates that do not form a pair, which fastjson
+// keeps or replaces in its own way (a surrogate escape followed by any
+// \uXXXX escape becomes U+FFFD with it, so both are left together). A \u
+// without four hex digits is copied as it is. A backslash escapes the
+// character after it, as in fastjson: `\\u0041` is a backslash and "u0041",
+// and `\"` does not end the string.
 //
 // Python's json module and many others escape every non-ASCII character,
 // and fastjson decodes each such escape with strconv and a string
 // conversion: on CrowdRAG-25's texts that was a tenth of the decoding.
-func inlineEscapes(dst, ln []byte, from int) []byte {
-	// Escapes start at a backslash that is not itself escaped: find the
-	// first backslash of the run that ends at from.
-	i := from
-	for i > 0 && ln[i-1] == '\\' {
-		i--
-	}
-	dst = append(dst, ln[:i]...)
-	s := ln[i:]
+func inlineEscapes(dst, ln []byte) []byte {
+	s := ln
+	in := false // inside a string
 	for {
 		j := bytes.IndexByte(s, '\\')
 		if j < 0 {
 			return append(dst, s...)
 		}
-		dst = append(dst, s[:j]...)
-		s = s[j:]
-		if len(s) < 2 || s[1] != 'u' {
-			n := min(2, len(s)) // an escape of one character, or a lone final backslash
-			dst = append(dst, s[:n]...)
-			s = s[n:]
-			continue
-		}
-		r, ok := hex4(s[2:])
-		switch {
-		case !ok:
-			dst = append(dst, s[:2]...) // not an escape: fastjson keeps "\u" and reads on
-			s = s[2:]
-		case utf16.IsSurrogate(r):
-			if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
-				if r2, ok := hex4(s[8:]); ok {
-					if p := utf16.DecodeRune(r, r2); p != utf8.RuneError {
-						dst = utf8.AppendRune(dst, p)
-					} else {
-						dst = append(dst, s[:12]...)
-					}
-					s = s[12:]
-					continue
+		// No backslash before j, so every quote before it opens or closes
+		// a string. Escapes come in runs (every non-ASCII character of a
+		// word): a short gap is counted in place, without a call.
+		if j < 32 {
+			for _, c := range s[:j] {
+				if c == '"' {
+					in = !in
 				}
 			}
-			dst = append(dst, s[:6]...)
-			s = s[6:]
-		case r < 0x20 || r == '"' || r == '\\' || r < 0x80 && isHex(byte(r)):
-			dst = append(dst, s[:6]...)
-			s = s[6:]
-		default:
-			dst = utf8.AppendRune(dst, r)
-			s = s[6:]
+		} else if bytes.Count(s[:j], quote)%2 == 1 {
+			in = !in
 		}
+		dst = append(dst, s[:j]...)
+		s = s[j:]
+		if !in {
+			// Outside a string a backslash is bad JSON, which fastjson
+			// rejects there, before anything after it: kept, it escapes
+			// nothing.
+			dst = append(dst, s[0])
+			s = s[1:]
+			continue
+		}
+		dst, s = inlineEscape(dst, s)
 	}
+}
+
+// quote is a JSON string's delimiter.
+var quote = []byte{'"'}
+
+// inlineEscape appends the escape at the start of s (a backslash) to dst,
+// written out where it can be, and returns the rest of s.
+func inlineEscape(dst, s []byte) ([]byte, []byte) {
+	if len(s) < 2 || s[1] != 'u' {
+		n := min(2, len(s)) // an escape of one character, or a lone final backslash
+		return append(dst, s[:n]...), s[n:]
+	}
+	r, ok := hex4(s[2:])
+	switch {
+	case !ok:
+		return append(dst, s[:2]...), s[2:] // not an escape: fastjson keeps "\u" and reads on
+	case utf16.IsSurrogate(r):
+		if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+			if r2, ok := hex4(s[8:]); ok {
+				if p := utf16.DecodeRune(r, r2); p != utf8.RuneError {
+					return utf8.AppendRune(dst, p), s[12:]
+				}
+				return append(dst, s[:12]...), s[12:]
+			}
+		}
+		return append(dst, s[:6]...), s[6:]
+	case r < 0x20 || r == '"' || r == '\\' || r < 0x80 && isHex(byte(r)):
+		return append(dst, s[:6]...), s[6:]
+	}
+	return utf8.AppendRune(dst, r), s[6:]
 }
 
 func isHex(c byte) bool {

@@ -381,8 +381,8 @@ func (s *JSONLines) decode(p *fastjson.Parser, c pipeline.Chunk, rej *pipeline.R
 		// fails to parse is parsed as written, so the error quotes it.
 		validUTF8 := utf8.Valid(ln)
 		src := ln
-		if j := bytes.Index(ln, escU); j >= 0 {
-			esc = inlineEscapes(esc[:0], ln, j)
+		if bytes.Contains(ln, escU) {
+			esc = inlineEscapes(esc[:0], ln)
 			src = esc
 		}
 		v, err := p.ParseBytes(src)

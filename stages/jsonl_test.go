@@ -126,6 +126,13 @@ func TestJSONLinesDecode(t *testing.T) {
 			rejects: []string{"decode:2", "decode:3"},
 		},
 		{
+			name:    "an escape outside a string stays bad JSON",
+			input:   `{"id":"ok"}` + "\n" + `{"id":"\u00e9"} \u0020` + "\n",
+			reject:  true,
+			want:    []string{`{"id":"ok","n":null,"p":null,"raw_text":null,"st":null,"tags":null}`},
+			rejects: []string{"decode:2"},
+		},
+		{
 			name:    "invalid UTF-8 is rejected",
 			input:   "{\"id\":\"\xff\xfe\"}\n",
 			rejects: []string{"type:1"},
