@@ -100,13 +100,24 @@ func (r *Rejects) Len() int { return len(r.list) }
 func (r *Rejects) List() []Reject { return r.list }
 
 // LineOf returns the source line of row i, or 0 when b has no LineColumn.
-func LineOf(b arrow.RecordBatch, i int) int64 {
+// A loop over many rows should take Lines once and call LineAt: finding
+// the column copies the schema's index list.
+func LineOf(b arrow.RecordBatch, i int) int64 { return LineAt(Lines(b), i) }
+
+// Lines returns b's LineColumn, or nil when it has none.
+func Lines(b arrow.RecordBatch) *array.Int64 {
 	idx := b.Schema().FieldIndices(LineColumn)
 	if len(idx) == 0 {
-		return 0
+		return nil
 	}
-	if c, ok := b.Column(idx[0]).(*array.Int64); ok && c.IsValid(i) {
-		return c.Value(i)
+	c, _ := b.Column(idx[0]).(*array.Int64)
+	return c
+}
+
+// LineAt returns row i's line from lines (a Lines column, or nil), or 0.
+func LineAt(lines *array.Int64, i int) int64 {
+	if lines != nil && lines.IsValid(i) {
+		return lines.Value(i)
 	}
 	return 0
 }

@@ -275,6 +275,10 @@ func (v *Validate) Process(ctx context.Context, in arrow.RecordBatch, rej *pipel
 	keep := make([]int64, 0, n)
 	keys := make([]keyHash, len(v.unique))
 	has := make([]bool, len(v.unique))
+	var lines *array.Int64
+	if len(v.unique) > 0 {
+		lines = pipeline.Lines(in)
+	}
 rows:
 	for i := 0; i < n; i++ {
 		for _, r := range v.rules {
@@ -304,7 +308,7 @@ rows:
 		}
 		for u := range v.unique {
 			if has[u] {
-				v.seen[u][keys[u]] = pipeline.LineOf(in, i)
+				v.seen[u][keys[u]] = pipeline.LineAt(lines, i)
 			}
 		}
 		keep = append(keep, int64(i))
