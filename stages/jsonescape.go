@@ -2,6 +2,7 @@ package stages
 
 import (
 	"bytes"
+	"encoding/hex"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -99,25 +100,15 @@ func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
-// hex4 reads four hex digits at the start of s.
+// hex4 reads four hex digits at the start of s, as strconv.ParseUint
+// with base 16 does for fastjson (either case, no sign or prefix).
 func hex4(s []byte) (rune, bool) {
+	var b [2]byte
 	if len(s) < 4 {
 		return 0, false
 	}
-	var r rune
-	for _, c := range s[:4] {
-		var d byte
-		switch {
-		case '0' <= c && c <= '9':
-			d = c - '0'
-		case 'a' <= c && c <= 'f':
-			d = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(d)
+	if _, err := hex.Decode(b[:], s[:4]); err != nil {
+		return 0, false
 	}
-	return r, true
+	return rune(b[0])<<8 | rune(b[1]), true
 }
