@@ -68,6 +68,12 @@ type Writer struct {
 	FileRows int64 `yaml:"file_rows"`
 	// FileBytes rolls to a new file after about this many bytes.
 	FileBytes int64 `yaml:"file_bytes"`
+	// FileRowGroups rolls to a new file after this many row groups. The
+	// writer keeps the metadata of every column chunk written (statistics,
+	// offsets) until the file's footer is written, so this bounds that
+	// memory for each open file when row groups are small: many partitions
+	// sharing buffer_bytes, or rows too large for row_group_rows.
+	FileRowGroups int64 `yaml:"file_row_groups"`
 	// MaxPartitions is the most partitions one table may write; more is an
 	// error, because it means a partition column with too many values.
 	MaxPartitions int `yaml:"max_partitions"`

@@ -47,6 +47,7 @@ var DefaultWriter = Writer{
 	BufferBytes:      16 << 20,
 	FileRows:         1 << 20,
 	FileBytes:        512 << 20,
+	FileRowGroups:    64,
 	MaxPartitions:    256,
 }
 
@@ -125,6 +126,9 @@ func mergeWriter(base, over Writer) Writer {
 	}
 	if over.FileBytes != 0 {
 		base.FileBytes = over.FileBytes
+	}
+	if over.FileRowGroups != 0 {
+		base.FileRowGroups = over.FileRowGroups
 	}
 	if over.MaxPartitions != 0 {
 		base.MaxPartitions = over.MaxPartitions

@@ -107,7 +107,7 @@ func (c *Config) validateWriter(path string, w Writer, add addFunc) {
 	for _, f := range []struct {
 		name string
 		v    int64
-	}{{"row_group_rows", w.RowGroupRows}, {"row_group_bytes", w.RowGroupBytes}, {"data_page_bytes", w.DataPageBytes}, {"buffer_bytes", w.BufferBytes}, {"file_rows", w.FileRows}, {"file_bytes", w.FileBytes}, {"max_partitions", int64(w.MaxPartitions)}} {
+	}{{"row_group_rows", w.RowGroupRows}, {"row_group_bytes", w.RowGroupBytes}, {"data_page_bytes", w.DataPageBytes}, {"buffer_bytes", w.BufferBytes}, {"file_rows", w.FileRows}, {"file_bytes", w.FileBytes}, {"file_row_groups", w.FileRowGroups}, {"max_partitions", int64(w.MaxPartitions)}} {
 		if f.v < 1 {
 			add(path+"."+f.name, ErrInvalid, "must be ≥ 1, got %d", f.v)
 		}

@@ -102,6 +102,7 @@ type fileWriter struct {
 	heldRows  int64
 	rgBytes   int64 // Arrow bytes held for the current row group
 	rows      int64
+	rowGroups int64 // row groups written
 	// written caches size(): pqarrow recomputes it from a snapshot of the
 	// whole footer on every call, which cost 5% of the CPU on Habermas
 	// when asked after every batch; it changes only when a row group is
@@ -199,6 +200,7 @@ func (f *fileWriter) flushRowGroup() error {
 	}
 	tbl := array.NewTableFromRecords(f.schema, f.held)
 	f.writtenValid = false
+	f.rowGroups++
 	err := f.fw.WriteTable(tbl, f.heldRows)
 	tbl.Release()
 	f.release()
@@ -227,6 +229,13 @@ func (f *fileWriter) size() int64 {
 		f.written, f.writtenValid = f.fw.TotalCompressedBytes(), true
 	}
 	return f.written
+}
+
+// full reports whether the file has reached one of w's file limits:
+// FileRows rows, FileBytes bytes written or FileRowGroups row groups
+// written (the row groups arrow-go keeps the metadata of until the footer).
+func (f *fileWriter) full(w config.Writer) bool {
+	return f.rows >= w.FileRows || f.rowGroups >= w.FileRowGroups || f.size() >= w.FileBytes
 }
 
 // close finishes the file: footer, flush, fsync, rename to its final name.

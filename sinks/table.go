@@ -297,6 +297,12 @@ func (t *Table) writePart(key string, vals []*string, b arrow.RecordBatch) error
 	}
 	// Split the batch so that no file holds more than FileRows rows.
 	for off := int64(0); off < b.NumRows(); {
+		if pw.fw != nil && pw.fw.full(t.w) {
+			// Its last row group was written out by capBuffers.
+			if err := t.finish(pw); err != nil {
+				return err
+			}
+		}
 		if pw.fw == nil {
 			dir := filepath.Join(t.root, t.name, filepath.FromSlash(key))
 			fw, err := newFileWriter(fsOrOS(t.FS), dir, fmt.Sprintf("part-%05d.parquet", pw.seq), t.schema, t.w, t.mem)
@@ -320,7 +326,7 @@ func (t *Table) writePart(key string, vals []*string, b arrow.RecordBatch) error
 			return fmt.Errorf("%s: %w", t.name, err)
 		}
 		off += n
-		if pw.fw.rows >= t.w.FileRows || pw.fw.size() >= t.w.FileBytes {
+		if pw.fw.full(t.w) {
 			if err := t.finish(pw); err != nil {
 				return err
 			}

@@ -630,3 +630,60 @@ func TestFailedDrainIsNotClosed(t *testing.T) {
 		t.Errorf("file left after a failed table: %s", e.Name())
 	}
 }
+
+// TestFileRowGroupsStartsANewFile: a file holds at most file_row_groups
+// row groups, whether its row groups fill up by rows or are cut short by
+// buffer_bytes, and the files hold every row in order.
+func TestFileRowGroupsStartsANewFile(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		set      func(w *config.Writer)
+		wantRows []int64
+	}{
+		{"row groups full by rows", func(w *config.Writer) { w.RowGroupRows = 2 }, []int64{4, 4, 2}},
+		{"row groups cut by buffer_bytes", func(w *config.Writer) { w.BufferBytes = 1 }, []int64{2, 2, 2, 2, 2}},
+		{"limit above the row groups", func(w *config.Writer) { w.RowGroupRows = 2; w.FileRowGroups = 5 }, []int64{10}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			root := t.TempDir()
+			w := config.DefaultWriter
+			w.FileRowGroups = 2
+			tc.set(&w)
+			sink, err := NewTable(root, "t", testSchema, nil, w, mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rows []string
+			for i := 0; i < 10; i++ {
+				rows = append(rows, fmt.Sprintf(`[{"id":"%d","_line":%d}]`, i, i+1))
+			}
+			files := writeBatches(t, sink, mem, rows...)
+			var gotRows []int64
+			next := 0
+			for _, f := range files {
+				p := filepath.Join(root, filepath.FromSlash(f.Path))
+				rdr, err := file.OpenParquetFile(p, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rdr.NumRowGroups() > int(w.FileRowGroups) {
+					t.Errorf("%s: %d row groups, want at most %d", f.Path, rdr.NumRowGroups(), w.FileRowGroups)
+				}
+				gotRows = append(gotRows, rdr.NumRows())
+				rdr.Close()
+				_, got := readBack(t, mem, p)
+				for _, r := range got {
+					if want := fmt.Sprintf(`{"dim":null,"id":"%d","ts":null,"votes":null}`, next); r != want {
+						t.Errorf("%s: row %s, want %s", f.Path, r, want)
+					}
+					next++
+				}
+			}
+			if fmt.Sprint(gotRows) != fmt.Sprint(tc.wantRows) || next != 10 {
+				t.Errorf("files hold %v rows (%d in all), want %v", gotRows, next, tc.wantRows)
+			}
+		})
+	}
+}

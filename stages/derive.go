@@ -654,7 +654,7 @@ func init() {
 		}}, nil
 	})
 
-	Register("conflicting_duplicate", "[key columns...], value: column", "True when the key occurs more than once in the table and its rows disagree on the value column (null counts as a value). Two-pass: the rows wait in a temporary file past 16 MiB, only a 16-byte hash per key stays in memory.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+	Register("conflicting_duplicate", "[key columns...], value: column", "True when the key occurs more than once in the table and its rows disagree on the value column (null counts as a value). Two-pass: the rows wait in a temporary file past 16 MiB, only a 12-byte hash per key (and one of its first value) stays in memory.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
 		idx, err := argColumns(in, d, -1)
 		if err != nil {
 			return nil, err
@@ -663,12 +663,13 @@ func init() {
 		if vc < 0 {
 			return nil, fmt.Errorf("value: %w %q", ErrNoColumn, d.Value)
 		}
-		// Per key: the first value seen, and whether another differed.
+		// Per key: the first value seen, and whether another differed. Held
+		// by value, so the map holds no pointers for the collector to scan.
 		type state struct {
 			first    keyHash
 			conflict bool
 		}
-		values := map[keyHash]*state{}
+		values := map[keyHash]state{}
 		vcol := []int{vc}
 		var scratch []byte
 		return &Deriver{Type: arrow.FixedWidthTypes.Boolean, Whole: true, Uses: append(append([]int(nil), idx...), vc),
@@ -676,11 +677,12 @@ func init() {
 				for i := 0; i < int(b.NumRows()); i++ {
 					k := hashRowKey(&scratch, b, idx, i)
 					v := hashRowKey(&scratch, b, vcol, i)
-					st := values[k]
-					if st == nil {
-						values[k] = &state{first: v}
-					} else if st.first != v {
+					st, ok := values[k]
+					if !ok {
+						values[k] = state{first: v}
+					} else if !st.conflict && st.first != v {
 						st.conflict = true
+						values[k] = st
 					}
 				}
 			},
@@ -688,8 +690,8 @@ func init() {
 				bb := array.NewBooleanBuilder(mem)
 				defer bb.Release()
 				for i := 0; i < int(b.NumRows()); i++ {
-					st := values[hashRowKey(&scratch, b, idx, i)]
-					if st == nil {
+					st, ok := values[hashRowKey(&scratch, b, idx, i)]
+					if !ok {
 						return nil, fmt.Errorf("row %d: key not observed (internal error)", i)
 					}
 					bb.Append(st.conflict)
@@ -708,12 +710,14 @@ func rowKey(b arrow.RecordBatch, idx []int, i int) string {
 	return string(appendRowKey(nil, b, idx, i))
 }
 
-// keyHash is a 128-bit hash of a row key. Sets that live as long as a
-// table (unique, occurrence, conflicting_duplicate) keep these 16 bytes
+// keyHash is a 96-bit hash of a row key. Sets that live as long as a
+// table (unique, occurrence, conflicting_duplicate) keep these 12 bytes
 // per key instead of the key itself, so their memory does not grow with
 // the length of the values; two different keys share a hash with
-// probability about n²/2¹²⁹, far below any hardware error rate.
-type keyHash [2]uint64
+// probability about n²/2⁹⁷ (below 10⁻¹⁵ for ten million keys), far below
+// any hardware error rate. 96 bits rather than 128 make a map slot of a
+// key and a 32-bit value 16 bytes instead of 24.
+type keyHash [3]uint32
 
 var keySeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 
@@ -721,7 +725,8 @@ var keySeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 // the encoding buffer.
 func hashRowKey(scratch *[]byte, b arrow.RecordBatch, idx []int, i int) keyHash {
 	*scratch = appendRowKey((*scratch)[:0], b, idx, i)
-	return keyHash{maphash.Bytes(keySeeds[0], *scratch), maphash.Bytes(keySeeds[1], *scratch)}
+	h0, h1 := maphash.Bytes(keySeeds[0], *scratch), maphash.Bytes(keySeeds[1], *scratch)
+	return keyHash{uint32(h0), uint32(h0 >> 32), uint32(h1)}
 }
 
 // appendRowKey appends rowKey's encoding to buf.

@@ -430,3 +430,29 @@ func TestValidateConcurrentProcess(t *testing.T) {
 	defer in.Release()
 	tcConcurrent(t, v, in)
 }
+
+// TestFirstLines: every line comes back exactly, those that fit in 32 bits
+// and those that do not, and a key never put is absent.
+func TestFirstLines(t *testing.T) {
+	f := firstLines{m: map[keyHash]uint32{}}
+	for _, tc := range []struct {
+		name string
+		key  keyHash
+		line int64
+	}{
+		{"first line", keyHash{1}, 1},
+		{"largest 32-bit line", keyHash{2}, wideLine - 1},
+		{"the marker itself", keyHash{3}, wideLine},
+		{"past 32 bits", keyHash{4}, 1<<32 + 5},
+		{"no line column", keyHash{5}, 0},
+		{"negative", keyHash{6}, -1},
+	} {
+		f.put(tc.key, tc.line)
+		if got, ok := f.get(tc.key); !ok || got != tc.line {
+			t.Errorf("%s: got %d, %v; want %d", tc.name, got, ok, tc.line)
+		}
+	}
+	if got, ok := f.get(keyHash{7}); ok {
+		t.Errorf("a key never put: got %d", got)
+	}
+}
