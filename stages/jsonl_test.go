@@ -363,3 +363,30 @@ func TestSizeHintFollowsInputBytes(t *testing.T) {
 		t.Errorf("reserved %d list values for a chunk of %d bytes (at most %d)", got, len(short.Data), most)
 	}
 }
+
+// TestChunkBuffersAreReused: a buffer handed back is handed out again,
+// empty; a new one has room for a whole chunk; at most maxFreeBufs wait,
+// and a buffer grown far past a chunk is not kept.
+func TestChunkBuffersAreReused(t *testing.T) {
+	s := &JSONLines{ChunkBytes: 1024}
+	fresh := s.getBuf()
+	if len(fresh) != 0 || cap(fresh) < 1024+128 {
+		t.Fatalf("new buffer: len %d cap %d, want 0 and at least %d", len(fresh), cap(fresh), 1024+128)
+	}
+	b := append(fresh, "a line\n"...)
+	s.putBuf(b)
+	if got := s.getBuf(); len(got) != 0 || cap(got) != cap(b) || &got[:1][0] != &b[0] {
+		t.Errorf("handed back buffer not reused: len %d cap %d", len(got), cap(got))
+	}
+	for i := 0; i < maxFreeBufs+5; i++ {
+		s.putBuf(make([]byte, 1, 2048))
+	}
+	if len(s.bufs) != maxFreeBufs {
+		t.Errorf("%d buffers kept, want %d", len(s.bufs), maxFreeBufs)
+	}
+	s.bufs = nil
+	s.putBuf(make([]byte, 1, 5*1024))
+	if len(s.bufs) != 0 {
+		t.Errorf("a buffer of 5 chunks was kept")
+	}
+}
