@@ -35,7 +35,7 @@ type Validate struct {
 	mem    memory.Allocator
 	rules  []rule
 	unique [][]int
-	seen   []firstLines
+	seen   []*keySet
 	names  [][]string
 	keyBuf []byte
 }
@@ -45,6 +45,13 @@ func (v *Validate) Name() string { return "validate" }
 
 // Ordered reports whether the step keeps state across batches.
 func (v *Validate) Ordered() bool { return len(v.unique) > 0 }
+
+// Close removes the key files of unique rules that outgrew memory.
+func (v *Validate) Close() {
+	for _, s := range v.seen {
+		s.close()
+	}
+}
 
 // NewValidate compiles rules against the input schema. Errors name the
 // rule by its index.
@@ -261,7 +268,7 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 			return err
 		}
 		v.unique = append(v.unique, idx)
-		v.seen = append(v.seen, firstLines{m: map[keyHash]uint32{}})
+		v.seen = append(v.seen, newKeySet())
 		v.names = append(v.names, r.Unique)
 	default:
 		return fmt.Errorf("empty rule")
@@ -301,14 +308,20 @@ rows:
 				continue // nulls are distinct
 			}
 			keys[u], has[u] = hashRowKey(&v.keyBuf, in, idx, i), true
-			if first, dup := v.seen[u].get(keys[u]); dup {
+			first, dup, err := v.seen[u].get(keys[u])
+			if err != nil {
+				return nil, fmt.Errorf("unique %s: %w", strings.Join(v.names[u], ","), err)
+			}
+			if dup {
 				rej.AddRow(in, i, "unique", strings.Join(v.names[u], ","), fmt.Sprintf("duplicate key (%s); first seen at line %d", strings.Join(v.names[u], ", "), first))
 				continue rows
 			}
 		}
 		for u := range v.unique {
 			if has[u] {
-				v.seen[u].put(keys[u], pipeline.LineAt(lines, i))
+				if err := v.seen[u].put(keys[u], pipeline.LineAt(lines, i)); err != nil {
+					return nil, fmt.Errorf("unique %s: %w", strings.Join(v.names[u], ","), err)
+				}
 			}
 		}
 		keep = append(keep, int64(i))
@@ -318,37 +331,6 @@ rows:
 		return in, nil
 	}
 	return takeRows(ctx, v.mem, in, keep)
-}
-
-// firstLines maps the key hashes of a unique rule to the line of each
-// key's first row: 16 bytes a key in Go's map (a 12-byte hash and a 32-bit
-// line) instead of 24 with a 64-bit line. Lines past 32 bits, which no
-// real input reaches, are kept exactly in a second map.
-type firstLines struct {
-	m    map[keyHash]uint32
-	wide map[keyHash]int64
-}
-
-// wideLine marks a key whose line is in firstLines.wide.
-const wideLine = math.MaxUint32
-
-func (f *firstLines) get(k keyHash) (int64, bool) {
-	l, ok := f.m[k]
-	if ok && l == wideLine {
-		return f.wide[k], true
-	}
-	return int64(l), ok
-}
-
-func (f *firstLines) put(k keyHash, line int64) {
-	if line >= 0 && line < wideLine {
-		f.m[k] = uint32(line)
-		return
-	}
-	if f.wide == nil {
-		f.wide = map[keyHash]int64{}
-	}
-	f.m[k], f.wide[k] = wideLine, line
 }
 
 func anyNull(b arrow.RecordBatch, idx []int, i int) bool {

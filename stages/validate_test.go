@@ -2,6 +2,8 @@ package stages
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -14,15 +16,7 @@ import (
 func tcFloat(f float64) *float64 { return &f }
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name    string
-		cols    []string
-		rules   []config.Rule
-		batches []string // JSON arrays, processed in order by one stage
-		want    []string // output rows of all batches
-		rejects []string // "rule column line"
-		reasons []string // a substring of each reject's reason, in order
-	}{
+	tests := []validateCase{
 		{
 			name:    "required",
 			cols:    []string{"id:string", "label:string", "_line:int64"},
@@ -199,8 +193,34 @@ func TestValidate(t *testing.T) {
 			batches: []string{`[]`},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+	// Every case runs twice: with unique keys in memory, and with each
+	// key moved to the key file as soon as it is put.
+	for _, memKeys := range []int{UniqueMemKeys, 1} {
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s/memkeys=%d", tt.name, memKeys), func(t *testing.T) {
+				testValidateCase(t, tt, memKeys)
+			})
+		}
+	}
+}
+
+type validateCase struct {
+	name    string
+	cols    []string
+	rules   []config.Rule
+	batches []string // JSON arrays, processed in order by one stage
+	want    []string // output rows of all batches
+	rejects []string // "rule column line"
+	reasons []string // a substring of each reject's reason, in order
+}
+
+func testValidateCase(t *testing.T, tt validateCase, memKeys int) {
+	defer func(n int) { UniqueMemKeys = n }(UniqueMemKeys)
+	UniqueMemKeys = memKeys
+	SpillDir = t.TempDir()
+	defer func() { SpillDir = "" }()
+	{
+		{
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			s := tcSchema(t, tt.cols...)
@@ -208,6 +228,12 @@ func TestValidate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer func() {
+				v.Close()
+				if left, _ := os.ReadDir(SpillDir); len(left) != 0 {
+					t.Errorf("Close left %d files in the spill folder", len(left))
+				}
+			}()
 			if v.Name() != "validate" {
 				t.Errorf("Name() = %q", v.Name())
 			}
@@ -242,7 +268,7 @@ func TestValidate(t *testing.T) {
 					t.Errorf("reject %d lacks file or row: %+v", i, r)
 				}
 			}
-		})
+		}
 	}
 }
 
@@ -429,30 +455,4 @@ func TestValidateConcurrentProcess(t *testing.T) {
 	in := tcBatch(t, mem, s, `[{"id":"1","label":"a","p":0.5,"_line":1},{"id":null,"label":"a","p":0.5,"_line":2},{"id":"3","label":"c","p":0.5,"_line":3},{"id":"4","label":"b","p":2,"_line":4},{"id":"5","label":"b","p":1,"_line":5}]`)
 	defer in.Release()
 	tcConcurrent(t, v, in)
-}
-
-// TestFirstLines: every line comes back exactly, those that fit in 32 bits
-// and those that do not, and a key never put is absent.
-func TestFirstLines(t *testing.T) {
-	f := firstLines{m: map[keyHash]uint32{}}
-	for _, tc := range []struct {
-		name string
-		key  keyHash
-		line int64
-	}{
-		{"first line", keyHash{1}, 1},
-		{"largest 32-bit line", keyHash{2}, wideLine - 1},
-		{"the marker itself", keyHash{3}, wideLine},
-		{"past 32 bits", keyHash{4}, 1<<32 + 5},
-		{"no line column", keyHash{5}, 0},
-		{"negative", keyHash{6}, -1},
-	} {
-		f.put(tc.key, tc.line)
-		if got, ok := f.get(tc.key); !ok || got != tc.line {
-			t.Errorf("%s: got %d, %v; want %d", tc.name, got, ok, tc.line)
-		}
-	}
-	if got, ok := f.get(keyHash{7}); ok {
-		t.Errorf("a key never put: got %d", got)
-	}
 }

@@ -1,0 +1,84 @@
+package stages
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"testing"
+)
+
+// TestKeySetMatchesAMap: whatever the keys kept in memory, a keySet
+// answers every lookup as a plain map does, including keys that share
+// their first word (the run file is then read for each) and lines past
+// 32 bits; Close removes the key file.
+func TestKeySetMatchesAMap(t *testing.T) {
+	for _, memKeys := range []int{1, 2, 7, 1000, 1 << 20} {
+		t.Run(fmt.Sprintf("memkeys=%d", memKeys), func(t *testing.T) {
+			defer func(n int) { UniqueMemKeys = n }(UniqueMemKeys)
+			UniqueMemKeys = memKeys
+			SpillDir = t.TempDir()
+			defer func() { SpillDir = "" }()
+			r := rand.New(rand.NewPCG(1, uint64(memKeys)))
+			// A pool of keys to draw from, so that about a third of the
+			// draws repeat a key; every fourth shares its first word (and
+			// so its top 16 bits) with another.
+			pool := make([]keyHash, 600)
+			for i := range pool {
+				pool[i] = keyHash{r.Uint32(), r.Uint32(), r.Uint32()}
+				if i%4 == 3 {
+					pool[i][0] = pool[i-1][0]
+				}
+			}
+			pool[5][0], pool[6][0] = 0, math32 // the ends of the directory
+			s := newKeySet()
+			model := map[keyHash]int64{}
+			for i := 0; i < 1500; i++ {
+				k := pool[r.IntN(len(pool))]
+				line := int64(i + 1)
+				if i%97 == 0 {
+					line = 1<<32 + int64(i) // past 32 bits
+				}
+				got, ok, err := s.get(k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, wantOK := model[k]
+				if ok != wantOK || got != want {
+					t.Fatalf("draw %d: get(%v) = %d, %v; want %d, %v", i, k, got, ok, want, wantOK)
+				}
+				if !ok {
+					if err := s.put(k, line); err != nil {
+						t.Fatal(err)
+					}
+					model[k] = line
+				}
+			}
+			if memKeys < len(model) && len(s.prefix) == 0 {
+				t.Errorf("%d keys with %d in memory, and nothing spilled", len(model), memKeys)
+			}
+			if len(s.mem) > memKeys {
+				t.Errorf("%d keys in memory, want at most %d", len(s.mem), memKeys)
+			}
+			s.close()
+			if left, _ := os.ReadDir(SpillDir); len(left) != 0 {
+				t.Errorf("close left %d files", len(left))
+			}
+		})
+	}
+}
+
+const math32 = 1<<32 - 1
+
+// TestKeySetSpillError: a key file that cannot be made is an error naming
+// it, not a lost key.
+func TestKeySetSpillError(t *testing.T) {
+	defer func(n int) { UniqueMemKeys = n }(UniqueMemKeys)
+	UniqueMemKeys = 1
+	SpillDir = t.TempDir() + "/missing"
+	defer func() { SpillDir = "" }()
+	s := newKeySet()
+	defer s.close()
+	if err := s.put(keyHash{1, 2, 3}, 1); err == nil {
+		t.Fatal("put spilled into a missing folder without an error")
+	}
+}
