@@ -370,11 +370,7 @@ func TestFileBytesStartsANewFile(t *testing.T) {
 	}
 	// One row at a time: the size is asked for after each row, before and
 	// after its row group is written.
-	var rows []string
-	for i := 0; i < 6; i++ {
-		rows = append(rows, fmt.Sprintf(`[{"id":"%d","_line":%d}]`, i, i+1))
-	}
-	files := writeBatches(t, sink, mem, rows...)
+	files := writeBatches(t, sink, mem, oneRowBatches(6)...)
 	if len(files) != 3 {
 		t.Fatalf("got %d files, want 3 (one per row group): %+v", len(files), files)
 	}
@@ -655,11 +651,7 @@ func TestFileRowGroupsStartsANewFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var rows []string
-			for i := 0; i < 10; i++ {
-				rows = append(rows, fmt.Sprintf(`[{"id":"%d","_line":%d}]`, i, i+1))
-			}
-			files := writeBatches(t, sink, mem, rows...)
+			files := writeBatches(t, sink, mem, oneRowBatches(10)...)
 			var gotRows []int64
 			next := 0
 			for _, f := range files {
@@ -686,4 +678,14 @@ func TestFileRowGroupsStartsANewFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// oneRowBatches returns n batches of one row each, ids "0" to n-1 on
+// lines 1 to n.
+func oneRowBatches(n int) []string {
+	var rows []string
+	for i := 0; i < n; i++ {
+		rows = append(rows, fmt.Sprintf(`[{"id":"%d","_line":%d}]`, i, i+1))
+	}
+	return rows
 }
