@@ -258,10 +258,11 @@ func (s *JSONLines) getBuf() []byte {
 	return make([]byte, 0, s.ChunkBytes+s.ChunkBytes/8)
 }
 
-// maxFreeBufs bounds the chunk buffers kept for reuse. The chunks in
-// flight per input are fewer (2 × workers + channel_depth + 1), so
-// this keeps every buffer a run needs at its default settings, and at
-// most maxFreeBufs of them idle.
+// maxFreeBufs bounds the chunk buffers kept for reuse (at most 16 idle,
+// about 36 MiB). The chunks in flight per input are 2 × workers +
+// channel_depth + 1, so with the default channel_depth this keeps every
+// buffer a run needs on up to 6 workers; beyond that, some chunks start
+// in a new buffer.
 const maxFreeBufs = 16
 
 // putBuf hands a decoded chunk's buffer back for reuse.
