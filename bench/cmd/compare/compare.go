@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -139,6 +140,7 @@ func compare(o options, stdout, stderr io.Writer) error {
 		}
 	}
 	writeMarkdown(stdout, rep)
+	writeGrowth(stdout, rep)
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return fmt.Errorf("results: %w", err)
@@ -362,4 +364,59 @@ func ratio(x float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f", x)
+}
+
+// growthLimit is issue #7's bound on how much peak RSS may grow from the
+// smallest to the largest row scale of a dataset.
+const growthLimit = 1.20
+
+// writeGrowth prints, for each dataset run at two or more row scales
+// (scales like 10 and 50; widened sets such as 1w10 are left out), how
+// each engine's peak RSS grows from the smallest scale to the largest,
+// against growthLimit.
+func writeGrowth(w io.Writer, rep report) {
+	type key struct{ dataset, engine string }
+	type point struct {
+		scale float64
+		label string
+		rss   float64
+	}
+	points := map[key][]point{}
+	var order []key
+	for _, r := range rep.Results {
+		f, err := strconv.ParseFloat(r.Scale, 64)
+		if err != nil || r.Error != "" || r.RSSMB == 0 {
+			continue
+		}
+		k := key{r.Dataset, r.Engine}
+		if _, ok := points[k]; !ok {
+			order = append(order, k)
+		}
+		points[k] = append(points[k], point{f, r.Scale, r.RSSMB})
+	}
+	header := false
+	for _, k := range order {
+		ps := points[k]
+		if len(ps) < 2 {
+			continue
+		}
+		sort.Slice(ps, func(i, j int) bool { return ps[i].scale < ps[j].scale })
+		lo, hi := ps[0], ps[len(ps)-1]
+		if !header {
+			fmt.Fprintf(w, "Peak RSS as the rows grow (the target for agora: at most ×%.2f from the smallest scale to the largest):\n\n", growthLimit)
+			header = true
+		}
+		g := hi.rss / lo.rss
+		verdict := ""
+		if strings.HasPrefix(k.engine, "agora") {
+			verdict = " (within)"
+			if g > growthLimit {
+				verdict = " (over)"
+			}
+		}
+		fmt.Fprintf(w, "- %s, %s: %.0f MB at %s× → %.0f MB at %s×, ×%.2f%s\n", k.dataset, k.engine, lo.rss, lo.label, hi.rss, hi.label, g, verdict)
+	}
+	if header {
+		fmt.Fprintln(w)
+	}
 }

@@ -81,6 +81,44 @@ func TestMedian(t *testing.T) {
 	}
 }
 
+// TestWriteGrowth: datasets run at two or more row scales get a line per
+// engine, from the smallest scale to the largest whatever the order run,
+// with agora's judged against growthLimit; widened and failed sets, and
+// datasets at one scale, get none.
+func TestWriteGrowth(t *testing.T) {
+	rep := report{Results: []result{
+		{Dataset: "crowdrag25", Scale: "50", Engine: "agora", RSSMB: 535},
+		{Dataset: "crowdrag25", Scale: "10", Engine: "agora", RSSMB: 513},
+		{Dataset: "crowdrag25", Scale: "10", Engine: "duckdb", RSSMB: 1208},
+		{Dataset: "crowdrag25", Scale: "50", Engine: "duckdb", RSSMB: 5071},
+		{Dataset: "habermas", Scale: "1", Engine: "agora-same", RSSMB: 400},
+		{Dataset: "habermas", Scale: "1w10", Engine: "agora-same", RSSMB: 9999},
+		{Dataset: "habermas", Scale: "10", Engine: "agora-same", RSSMB: 634},
+		{Dataset: "habermas", Scale: "50", Engine: "agora-same", Error: "boom"},
+		{Dataset: "delidata", Scale: "10", Engine: "agora", RSSMB: 148},
+	}}
+	var b strings.Builder
+	writeGrowth(&b, rep)
+	got := b.String()
+	for _, want := range []string{
+		"- crowdrag25, agora: 513 MB at 10× → 535 MB at 50×, ×1.04 (within)\n",
+		"- crowdrag25, duckdb: 1208 MB at 10× → 5071 MB at 50×, ×4.20\n",
+		"- habermas, agora-same: 400 MB at 1× → 634 MB at 10×, ×1.58 (over)\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "delidata") || strings.Contains(got, "9999") {
+		t.Errorf("a dataset at one scale or a widened set got a line:\n%s", got)
+	}
+	b.Reset()
+	writeGrowth(&b, report{Results: rep.Results[8:]})
+	if b.Len() != 0 {
+		t.Errorf("one scale only printed %q", b.String())
+	}
+}
+
 // TestQuickCompare runs the whole comparison on tiny inputs: every engine
 // row must be in the table with agora's row counts and parseable ratios.
 func TestQuickCompare(t *testing.T) {
