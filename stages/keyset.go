@@ -47,7 +47,7 @@ type keySet struct {
 	run    *os.File
 	prefix []uint32 // run keys' first words, ascending
 	dir    []uint32 // dir[t] is the first index of prefix with top 16 bits ≥ t; 65537 entries
-	buf    []byte
+	entry  [keyEntryBytes]byte
 }
 
 func newKeySet() *keySet { return &keySet{mem: map[keyHash]uint32{}} }
@@ -93,11 +93,10 @@ func (s *keySet) find(k keyHash) (uint32, bool, error) {
 	lo, hi := int(s.dir[top]), int(s.dir[top+1])
 	i := lo + sort.Search(hi-lo, func(j int) bool { return s.prefix[lo+j] >= k[0] })
 	for ; i < hi && s.prefix[i] == k[0]; i++ {
-		s.buf = slices.Grow(s.buf[:0], keyEntryBytes)[:keyEntryBytes]
-		if _, err := s.run.ReadAt(s.buf, int64(i)*keyEntryBytes); err != nil {
+		if _, err := s.run.ReadAt(s.entry[:], int64(i)*keyEntryBytes); err != nil {
 			return 0, false, fmt.Errorf("unique key file %s: %w", s.run.Name(), err)
 		}
-		if e := decodeKeyEntry(s.buf); e.key == k {
+		if e := decodeKeyEntry(s.entry[:]); e.key == k {
 			return e.line, true, nil
 		}
 	}
@@ -109,17 +108,8 @@ type keyEntry struct {
 	line uint32
 }
 
-func keyLess(a, b keyHash) int {
-	for i := range a {
-		if a[i] != b[i] {
-			if a[i] < b[i] {
-				return -1
-			}
-			return 1
-		}
-	}
-	return 0
-}
+// keyLess orders keys by their words, first word first (the run's order).
+func keyLess(a, b keyHash) int { return slices.Compare(a[:], b[:]) }
 
 func decodeKeyEntry(b []byte) keyEntry {
 	return keyEntry{

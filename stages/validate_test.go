@@ -219,55 +219,51 @@ func testValidateCase(t *testing.T, tt validateCase, memKeys int) {
 	UniqueMemKeys = memKeys
 	SpillDir = t.TempDir()
 	defer func() { SpillDir = "" }()
-	{
-		{
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
-			s := tcSchema(t, tt.cols...)
-			v, err := NewValidate(mem, s, tt.rules)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				v.Close()
-				if left, _ := os.ReadDir(SpillDir); len(left) != 0 {
-					t.Errorf("Close left %d files in the spill folder", len(left))
-				}
-			}()
-			if v.Name() != "validate" {
-				t.Errorf("Name() = %q", v.Name())
-			}
-			var rows []string
-			var rejects []pipeline.Reject
-			for _, js := range tt.batches {
-				in := tcBatch(t, mem, s, js)
-				rej := &pipeline.Rejects{File: "in.jsonl"}
-				out, err := v.Process(t.Context(), in, rej)
-				if err != nil {
-					in.Release()
-					t.Fatal(err)
-				}
-				if !out.Schema().Equal(s) {
-					t.Errorf("output schema %s, want %s", out.Schema(), s)
-				}
-				if int(out.NumRows())+rej.Len() != int(in.NumRows()) {
-					t.Errorf("%d rows in, %d out + %d rejected", in.NumRows(), out.NumRows(), rej.Len())
-				}
-				rows = append(rows, tcRows(out)...)
-				rejects = append(rejects, rej.List()...)
-				out.Release()
-				in.Release()
-			}
-			tcEqual(t, "rows", rows, tt.want)
-			tcEqual(t, "rejects", tcRejects(rejects), tt.rejects)
-			for i, r := range rejects {
-				if i < len(tt.reasons) && !strings.Contains(r.Reason, tt.reasons[i]) {
-					t.Errorf("reject %d: reason %q does not say %q", i, r.Reason, tt.reasons[i])
-				}
-				if r.File != "in.jsonl" || !strings.HasPrefix(r.Row, "{") {
-					t.Errorf("reject %d lacks file or row: %+v", i, r)
-				}
-			}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, tt.cols...)
+	v, err := NewValidate(mem, s, tt.rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		v.Close()
+		if left, _ := os.ReadDir(SpillDir); len(left) != 0 {
+			t.Errorf("Close left %d files in the spill folder", len(left))
+		}
+	}()
+	if v.Name() != "validate" {
+		t.Errorf("Name() = %q", v.Name())
+	}
+	var rows []string
+	var rejects []pipeline.Reject
+	for _, js := range tt.batches {
+		in := tcBatch(t, mem, s, js)
+		rej := &pipeline.Rejects{File: "in.jsonl"}
+		out, err := v.Process(t.Context(), in, rej)
+		if err != nil {
+			in.Release()
+			t.Fatal(err)
+		}
+		if !out.Schema().Equal(s) {
+			t.Errorf("output schema %s, want %s", out.Schema(), s)
+		}
+		if int(out.NumRows())+rej.Len() != int(in.NumRows()) {
+			t.Errorf("%d rows in, %d out + %d rejected", in.NumRows(), out.NumRows(), rej.Len())
+		}
+		rows = append(rows, tcRows(out)...)
+		rejects = append(rejects, rej.List()...)
+		out.Release()
+		in.Release()
+	}
+	tcEqual(t, "rows", rows, tt.want)
+	tcEqual(t, "rejects", tcRejects(rejects), tt.rejects)
+	for i, r := range rejects {
+		if i < len(tt.reasons) && !strings.Contains(r.Reason, tt.reasons[i]) {
+			t.Errorf("reject %d: reason %q does not say %q", i, r.Reason, tt.reasons[i])
+		}
+		if r.File != "in.jsonl" || !strings.HasPrefix(r.Row, "{") {
+			t.Errorf("reject %d lacks file or row: %+v", i, r)
 		}
 	}
 }
