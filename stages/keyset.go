@@ -29,36 +29,48 @@ const wideLine = math.MaxUint32
 // of its first row.
 //
 // The newest keys are in a map (16-byte slots: a 12-byte hash and a
-// 32-bit line). When it holds UniqueMemKeys keys, they are sorted and
-// merged with the run file (every key spilled so far, sorted) into a new
-// run file, and the map is emptied. Of the run, only each key's first
-// word stays in memory (prefix, in the run's order) with a directory of
-// where each value of its top 16 bits starts, so a lookup reads the file
-// only when a first word matches: about once in 2³² / run keys lookups
-// for a new key, and for every duplicate. Memory is thus about
-// 28 × UniqueMemKeys + 4 bytes per key spilled, and each spill rewrites
-// the run (16 bytes a key, sequentially).
+// 32-bit line). When it holds UniqueMemKeys keys, they are sorted into a
+// run file and the map is emptied. Runs are kept in sizes that at least
+// double from the newest to the oldest: when a new run is as large as the
+// one before it, the two are merged into one (as a binary counter
+// carries), so each key is rewritten about log₂(keys / UniqueMemKeys)
+// times in all, and there are at most that many runs to look in.
+//
+// Of a run, only each key's first word stays in memory (prefix, in the
+// run's order) with a directory of where each value of its top 16 bits
+// starts, so a lookup reads a run's file only when a first word matches:
+// about once in 2³² / run keys lookups for a new key, and for every
+// duplicate. Memory is thus about 28 × UniqueMemKeys + 4 bytes per key
+// spilled, plus 256 KiB of directory per run.
 //
 // A keySet is used by one goroutine at a time.
 type keySet struct {
 	mem  map[keyHash]uint32
-	wide map[keyHash]int64 // lines past 32 bits, in the map or the run
+	wide map[keyHash]int64 // lines past 32 bits, in the map or a run
 
-	run    *os.File
-	prefix []uint32 // run keys' first words, ascending
-	dir    []uint32 // dir[t] is the first index of prefix with top 16 bits ≥ t; 65537 entries
-	entry  [keyEntryBytes]byte
+	runs  []*keyRun // oldest (largest) first
+	entry [keyEntryBytes]byte
 }
+
+// keyRun is a sorted run file of keys and the part of it kept in memory.
+type keyRun struct {
+	f      *os.File
+	prefix []uint32 // the keys' first words, ascending
+	dir    []uint32 // dir[t] is the first index of prefix with top 16 bits ≥ t; 65537 entries
+}
+
+// maxRunKeys is the most keys a run may hold: its directory indexes them
+// in 32 bits.
+const maxRunKeys = math.MaxUint32
 
 func newKeySet() *keySet { return &keySet{mem: map[keyHash]uint32{}} }
 
 // get returns the line of k's first row, if k was put before.
 func (s *keySet) get(k keyHash) (int64, bool, error) {
 	l, ok := s.mem[k]
-	if !ok && len(s.prefix) > 0 {
+	for i := len(s.runs) - 1; !ok && i >= 0; i-- {
 		var err error
-		l, ok, err = s.find(k)
-		if err != nil {
+		if l, ok, err = s.runs[i].find(k, &s.entry); err != nil {
 			return 0, false, err
 		}
 	}
@@ -87,20 +99,35 @@ func (s *keySet) put(k keyHash, line int64) error {
 	return nil
 }
 
-// find looks k up in the run file.
-func (s *keySet) find(k keyHash) (uint32, bool, error) {
+// spilled returns how many keys are in run files.
+func (s *keySet) spilled() int {
+	n := 0
+	for _, r := range s.runs {
+		n += len(r.prefix)
+	}
+	return n
+}
+
+// find looks k up in the run file, reading an entry into buf.
+func (r *keyRun) find(k keyHash, buf *[keyEntryBytes]byte) (uint32, bool, error) {
 	top := k[0] >> 16
-	lo, hi := int(s.dir[top]), int(s.dir[top+1])
-	i := lo + sort.Search(hi-lo, func(j int) bool { return s.prefix[lo+j] >= k[0] })
-	for ; i < hi && s.prefix[i] == k[0]; i++ {
-		if _, err := s.run.ReadAt(s.entry[:], int64(i)*keyEntryBytes); err != nil {
-			return 0, false, fmt.Errorf("unique key file %s: %w", s.run.Name(), err)
+	lo, hi := int(r.dir[top]), int(r.dir[top+1])
+	i := lo + sort.Search(hi-lo, func(j int) bool { return r.prefix[lo+j] >= k[0] })
+	for ; i < hi && r.prefix[i] == k[0]; i++ {
+		if _, err := r.f.ReadAt(buf[:], int64(i)*keyEntryBytes); err != nil {
+			return 0, false, fmt.Errorf("unique key file %s: %w", r.f.Name(), err)
 		}
-		if e := decodeKeyEntry(s.entry[:]); e.key == k {
+		if e := decodeKeyEntry(buf[:]); e.key == k {
 			return e.line, true, nil
 		}
 	}
 	return 0, false, nil
+}
+
+// remove closes and deletes the run's file.
+func (r *keyRun) remove() {
+	r.f.Close()
+	os.Remove(r.f.Name())
 }
 
 type keyEntry struct {
@@ -125,106 +152,141 @@ func appendKeyEntry(b []byte, e keyEntry) []byte {
 	return binary.LittleEndian.AppendUint32(b, e.line)
 }
 
-// spill merges the map's keys into a new run file and empties the map
-// (keeping its room for the next keys).
+// spill writes the map's keys as a new run and empties the map (keeping
+// its room for the next keys); then, while the newest run is as large as
+// the one before it, merges the two.
 func (s *keySet) spill() error {
 	news := make([]keyEntry, 0, len(s.mem))
 	for k, l := range s.mem {
 		news = append(news, keyEntry{k, l})
 	}
 	slices.SortFunc(news, func(a, b keyEntry) int { return keyLess(a.key, b.key) })
-
-	f, err := os.CreateTemp(SpillDir, "agora-unique-*.keys")
+	r, err := writeRun(len(news), &sliceEntries{news}, &sliceEntries{})
 	if err != nil {
-		return fmt.Errorf("unique key file: %w", err)
+		return err
 	}
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(f.Name())
-		return fmt.Errorf("unique key file %s: %w", f.Name(), err)
+	s.runs = append(s.runs, r)
+	clear(s.mem)
+	for n := len(s.runs); n >= 2 && len(s.runs[n-1].prefix) >= len(s.runs[n-2].prefix); n = len(s.runs) {
+		a, b := s.runs[n-2], s.runs[n-1]
+		total := len(a.prefix) + len(b.prefix)
+		if total > maxRunKeys {
+			return fmt.Errorf("unique key file: more than %d keys", maxRunKeys)
+		}
+		m, err := writeRun(total, a.entries(), b.entries())
+		if err != nil {
+			return err
+		}
+		a.remove()
+		b.remove()
+		s.runs = append(s.runs[:n-2], m)
 	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	prefix := make([]uint32, 0, len(s.prefix)+len(news))
-	var old *bufio.Reader
-	if s.run != nil {
-		old = bufio.NewReaderSize(io.NewSectionReader(s.run, 0, int64(len(s.prefix))*keyEntryBytes), 1<<20)
+	return nil
+}
+
+// entrySource gives sorted entries one at a time; ok is false at the end.
+type entrySource interface {
+	next() (e keyEntry, ok bool, err error)
+}
+
+// sliceEntries gives the entries of a sorted slice.
+type sliceEntries struct{ es []keyEntry }
+
+func (s *sliceEntries) next() (keyEntry, bool, error) {
+	if len(s.es) == 0 {
+		return keyEntry{}, false, nil
 	}
-	var ob [keyEntryBytes]byte
-	nextOld := func() (keyEntry, bool, error) {
-		if old == nil {
+	e := s.es[0]
+	s.es = s.es[1:]
+	return e, true, nil
+}
+
+// fileEntries reads the entries of a run file in order.
+type fileEntries struct {
+	r   *bufio.Reader
+	buf [keyEntryBytes]byte
+}
+
+func (r *keyRun) entries() *fileEntries {
+	return &fileEntries{r: bufio.NewReaderSize(io.NewSectionReader(r.f, 0, int64(len(r.prefix))*keyEntryBytes), 1<<20)}
+}
+
+func (f *fileEntries) next() (keyEntry, bool, error) {
+	if _, err := io.ReadFull(f.r, f.buf[:]); err != nil {
+		if err == io.EOF {
 			return keyEntry{}, false, nil
 		}
-		if _, err := io.ReadFull(old, ob[:]); err != nil {
-			if err == io.EOF {
-				return keyEntry{}, false, nil
-			}
-			return keyEntry{}, false, err
-		}
-		return decodeKeyEntry(ob[:]), true, nil
+		return keyEntry{}, false, err
 	}
-	o, haveOld, err := nextOld()
+	return decodeKeyEntry(f.buf[:]), true, nil
+}
+
+// writeRun merges two sorted sources of n keys in all into a new run file
+// in SpillDir.
+func writeRun(n int, a, b entrySource) (*keyRun, error) {
+	f, err := os.CreateTemp(SpillDir, "agora-unique-*.keys")
 	if err != nil {
-		return fail(err)
+		return nil, fmt.Errorf("unique key file: %w", err)
 	}
+	fail := func(err error) (*keyRun, error) {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("unique key file %s: %w", f.Name(), err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	r := &keyRun{f: f, prefix: make([]uint32, 0, n), dir: make([]uint32, 1<<16+1)}
 	buf := make([]byte, 0, keyEntryBytes)
 	emit := func(e keyEntry) error {
-		prefix = append(prefix, e.key[0])
+		r.prefix = append(r.prefix, e.key[0])
 		_, err := w.Write(appendKeyEntry(buf[:0], e))
 		return err
 	}
-	for _, n := range news {
-		for haveOld && keyLess(o.key, n.key) < 0 {
-			if err := emit(o); err != nil {
-				return fail(err)
-			}
-			if o, haveOld, err = nextOld(); err != nil {
-				return fail(err)
-			}
-		}
-		if err := emit(n); err != nil {
-			return fail(err)
-		}
+	ea, okA, err := a.next()
+	if err != nil {
+		return fail(err)
 	}
-	for haveOld {
-		if err := emit(o); err != nil {
+	eb, okB, err := b.next()
+	if err != nil {
+		return fail(err)
+	}
+	for okA || okB {
+		if okA && (!okB || keyLess(ea.key, eb.key) < 0) {
+			if err := emit(ea); err != nil {
+				return fail(err)
+			}
+			if ea, okA, err = a.next(); err != nil {
+				return fail(err)
+			}
+			continue
+		}
+		if err := emit(eb); err != nil {
 			return fail(err)
 		}
-		if o, haveOld, err = nextOld(); err != nil {
+		if eb, okB, err = b.next(); err != nil {
 			return fail(err)
 		}
 	}
 	if err := w.Flush(); err != nil {
 		return fail(err)
 	}
-	if s.run != nil {
-		s.run.Close()
-		os.Remove(s.run.Name())
-	}
-	s.run, s.prefix = f, prefix
-	if s.dir == nil {
-		s.dir = make([]uint32, 1<<16+1)
-	}
 	t := 0
-	for i, p := range prefix {
+	for i, p := range r.prefix {
 		for ; t <= int(p>>16); t++ {
-			s.dir[t] = uint32(i)
+			r.dir[t] = uint32(i)
 		}
 	}
-	for ; t < len(s.dir); t++ {
-		s.dir[t] = uint32(len(prefix))
+	for ; t < len(r.dir); t++ {
+		r.dir[t] = uint32(len(r.prefix))
 	}
-	clear(s.mem)
-	return nil
+	return r, nil
 }
 
-// close removes the run file.
+// close removes the run files.
 func (s *keySet) close() {
-	if s.run != nil {
-		s.run.Close()
-		os.Remove(s.run.Name())
-		s.run = nil
+	for _, r := range s.runs {
+		r.remove()
 	}
-	s.prefix, s.dir = nil, nil
+	s.runs = nil
 	clear(s.mem)
 	clear(s.wide)
 }

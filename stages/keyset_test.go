@@ -2,6 +2,7 @@ package stages
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -53,8 +54,21 @@ func TestKeySetMatchesAMap(t *testing.T) {
 					model[k] = line
 				}
 			}
-			if memKeys < len(model) && len(s.prefix) == 0 {
+			if memKeys < len(model) && s.spilled() == 0 {
 				t.Errorf("%d keys with %d in memory, and nothing spilled", len(model), memKeys)
+			}
+			if got, want := s.spilled()+len(s.mem), len(model); got != want {
+				t.Errorf("%d keys in runs and memory, want %d", got, want)
+			}
+			// Runs shrink from the oldest to the newest, so there are at
+			// most log₂(spilled keys / memKeys) + 1 of them.
+			for i := 1; i < len(s.runs); i++ {
+				if len(s.runs[i].prefix) >= len(s.runs[i-1].prefix) {
+					t.Errorf("run %d holds %d keys, run %d before it %d: they should have been merged", i, len(s.runs[i].prefix), i-1, len(s.runs[i-1].prefix))
+				}
+			}
+			if limit := bits.Len(uint(s.spilled()/memKeys)) + 1; len(s.runs) > limit {
+				t.Errorf("%d runs for %d spilled keys, want at most %d", len(s.runs), s.spilled(), limit)
 			}
 			if len(s.mem) > memKeys {
 				t.Errorf("%d keys in memory, want at most %d", len(s.mem), memKeys)
