@@ -96,3 +96,32 @@ func TestKeySetSpillError(t *testing.T) {
 		t.Fatal("put spilled into a missing folder without an error")
 	}
 }
+
+// BenchmarkKeySetSpills: a unique rule's key set far past its memory
+// budget: 2²² new keys, each looked up and then put, with 2¹⁶ kept in
+// memory (64 spills).
+func BenchmarkKeySetSpills(b *testing.B) {
+	defer func(n int) { UniqueMemKeys = n }(UniqueMemKeys)
+	UniqueMemKeys = 1 << 16
+	SpillDir = b.TempDir()
+	defer func() { SpillDir = "" }()
+	const n = 1 << 22
+	r := rand.New(rand.NewPCG(1, 2))
+	keys := make([]keyHash, n)
+	for i := range keys {
+		keys[i] = keyHash{r.Uint32(), r.Uint32(), r.Uint32()}
+	}
+	for b.Loop() {
+		s := newKeySet()
+		for i, k := range keys {
+			if _, ok, err := s.get(k); err != nil || ok {
+				b.Fatalf("key %d: found %v, %v", i, ok, err)
+			}
+			if err := s.put(k, int64(i+1)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		s.close()
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
+}
