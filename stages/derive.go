@@ -642,16 +642,29 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		seen := map[keyHash]int64{}
+		// Each key's count: the newest million keys in memory, the others
+		// in run files, as for unique.
+		seen := newKeySet()
 		var scratch []byte
 		return &Deriver{Type: arrow.PrimitiveTypes.Int64, Ordered: true, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
-			return int64Of(mem, b, func(i int) (int64, bool) {
+			var err error
+			a := int64Of(mem, b, func(i int) (int64, bool) {
+				if err != nil {
+					return 0, false
+				}
 				k := hashRowKey(&scratch, b, idx, i)
-				n := seen[k]
-				seen[k] = n + 1
+				var n int64
+				if n, _, err = seen.get(k); err == nil {
+					err = seen.set(k, n+1)
+				}
 				return n, true
-			}), nil
-		}}, nil
+			})
+			if err != nil {
+				a.Release()
+				return nil, fmt.Errorf("occurrence: %w", err)
+			}
+			return a, nil
+		}, Close: seen.close}, nil
 	})
 
 	Register("conflicting_duplicate", "[key columns...], value: column", "True when the key occurs more than once in the table and its rows disagree on the value column (null counts as a value). Two-pass: the rows wait in a temporary file past 16 MiB, only a 12-byte hash per key (and one of its first value) stays in memory.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {

@@ -3,6 +3,7 @@ package stages
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"sort"
 	"strings"
@@ -479,4 +480,49 @@ func TestDeriveConcurrentProcess(t *testing.T) {
 	in := tcBatch(t, mem, s, `[{"x":"b c","y":"a","votes":["A","a","B"],"st":[{"text":"t","citations":["r"]}]},{"x":null,"y":null,"votes":null,"st":null}]`)
 	defer in.Release()
 	tcConcurrent(t, d, in)
+}
+
+// TestDeriveOccurrenceSpills: occurrence numbers the rows of a key the same
+// way when its counts are moved to run files as soon as they are set, and
+// Close removes the files.
+func TestDeriveOccurrenceSpills(t *testing.T) {
+	for _, memKeys := range []int{1, 3, 1 << 20} {
+		t.Run(fmt.Sprintf("memkeys=%d", memKeys), func(t *testing.T) {
+			defer func(n int) { UniqueMemKeys = n }(UniqueMemKeys)
+			UniqueMemKeys = memKeys
+			defer func(old string) { SpillDir = old }(SpillDir)
+			SpillDir = t.TempDir()
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			s := tcSchema(t, "k:string")
+			d, err := NewDerive(mem, s, []config.Derivation{{Name: "occ", Fn: "occurrence", Args: []string{"k"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(3, 4))
+			counts := map[string]int{}
+			var got, want []string
+			for batch := 0; batch < 4; batch++ {
+				var rows []string
+				for i := 0; i < 50; i++ {
+					k := fmt.Sprintf("k%d", r.IntN(20))
+					rows = append(rows, fmt.Sprintf(`{"k":%q}`, k))
+					want = append(want, fmt.Sprintf(`{"k":%q,"occ":%d}`, k, counts[k]))
+					counts[k]++
+				}
+				in := tcBatch(t, mem, s, "["+strings.Join(rows, ",")+"]")
+				out, rej := tcProcess(t, d, in)
+				in.Release()
+				if len(rej) != 0 {
+					t.Fatalf("unexpected rejects %v", tcRejects(rej))
+				}
+				got = append(got, out...)
+			}
+			tcEqual(t, "rows", got, want)
+			d.Close()
+			if left, _ := os.ReadDir(SpillDir); len(left) != 0 {
+				t.Errorf("Close left %d files", len(left))
+			}
+		})
+	}
 }

@@ -26,7 +26,7 @@ const keyEntryBytes = 16
 const wideLine = math.MaxUint32
 
 // keySet records the row keys a unique rule has seen, each with the line
-// of its first row.
+// of its first row; occurrence keeps each key's count in one, with set.
 //
 // The newest keys are in a map (16-byte slots: a 12-byte hash and a
 // 32-bit line). When it holds UniqueMemKeys keys, they are sorted into a
@@ -84,14 +84,22 @@ func (s *keySet) get(k keyHash) (int64, bool, error) {
 }
 
 // put records k, not yet seen, with the line of its row.
-func (s *keySet) put(k keyHash, line int64) error {
-	if line >= 0 && line < wideLine {
-		s.mem[k] = uint32(line)
+func (s *keySet) put(k keyHash, line int64) error { return s.set(k, line) }
+
+// set records v for k, replacing what was recorded before: the newest
+// value wins in get and when runs are merged. Values past 32 bits stay in
+// memory.
+func (s *keySet) set(k keyHash, v int64) error {
+	if v >= 0 && v < wideLine {
+		s.mem[k] = uint32(v)
+		if s.wide != nil {
+			delete(s.wide, k)
+		}
 	} else {
 		if s.wide == nil {
 			s.wide = map[keyHash]int64{}
 		}
-		s.mem[k], s.wide[k] = wideLine, line
+		s.mem[k], s.wide[k] = wideLine, v
 	}
 	if len(s.mem) >= UniqueMemKeys {
 		return s.spill()
@@ -99,7 +107,8 @@ func (s *keySet) put(k keyHash, line int64) error {
 	return nil
 }
 
-// spilled returns how many keys are in run files.
+// spilled returns how many entries the run files hold (a key set again
+// after it was spilled is in more than one until they are merged).
 func (s *keySet) spilled() int {
 	n := 0
 	for _, r := range s.runs {
@@ -208,7 +217,8 @@ type fileEntries struct {
 }
 
 func (r *keyRun) entries() *fileEntries {
-	return &fileEntries{r: bufio.NewReaderSize(io.NewSectionReader(r.f, 0, int64(len(r.prefix))*keyEntryBytes), 1<<20)}
+	size := int64(len(r.prefix)) * keyEntryBytes
+	return &fileEntries{r: bufio.NewReaderSize(io.NewSectionReader(r.f, 0, size), ioBufBytes(size))}
 }
 
 func (f *fileEntries) next() (keyEntry, bool, error) {
@@ -221,8 +231,12 @@ func (f *fileEntries) next() (keyEntry, bool, error) {
 	return decodeKeyEntry(f.buf[:]), true, nil
 }
 
-// writeRun merges two sorted sources of n keys in all into a new run file
-// in SpillDir.
+// ioBufBytes sizes a run file's read or write buffer: 1 MiB, or less
+// for a small run.
+func ioBufBytes(size int64) int { return int(min(max(size, 4096), 1<<20)) }
+
+// writeRun merges two sorted sources of at most n keys in all into a new
+// run file in SpillDir; of a key in both, b's entry is kept.
 func writeRun(n int, a, b entrySource) (*keyRun, error) {
 	f, err := os.CreateTemp(SpillDir, "agora-unique-*.keys")
 	if err != nil {
@@ -233,7 +247,7 @@ func writeRun(n int, a, b entrySource) (*keyRun, error) {
 		os.Remove(f.Name())
 		return nil, fmt.Errorf("unique key file %s: %w", f.Name(), err)
 	}
-	w := bufio.NewWriterSize(f, 1<<20)
+	w := bufio.NewWriterSize(f, ioBufBytes(int64(n)*keyEntryBytes))
 	r := &keyRun{f: f, prefix: make([]uint32, 0, n), dir: make([]uint32, 1<<16+1)}
 	buf := make([]byte, 0, keyEntryBytes)
 	emit := func(e keyEntry) error {
@@ -250,6 +264,13 @@ func writeRun(n int, a, b entrySource) (*keyRun, error) {
 		return fail(err)
 	}
 	for okA || okB {
+		if okA && okB && ea.key == eb.key {
+			// Set again since a's run was written: b, the newer, wins.
+			if ea, okA, err = a.next(); err != nil {
+				return fail(err)
+			}
+			continue
+		}
 		if okA && (!okB || keyLess(ea.key, eb.key) < 0) {
 			if err := emit(ea); err != nil {
 				return fail(err)

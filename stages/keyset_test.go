@@ -125,3 +125,56 @@ func BenchmarkKeySetSpills(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
 }
+
+// TestKeySetSetMatchesAMap: counting with get and set, as occurrence does,
+// gives a plain map's counts whatever the keys kept in memory: the newest
+// value of a key wins over the ones in older runs, in lookups and merges.
+func TestKeySetSetMatchesAMap(t *testing.T) {
+	for _, memKeys := range []int{1, 2, 7, 1000} {
+		t.Run(fmt.Sprintf("memkeys=%d", memKeys), func(t *testing.T) {
+			defer func(n int) { UniqueMemKeys = n }(UniqueMemKeys)
+			UniqueMemKeys = memKeys
+			SpillDir = t.TempDir()
+			defer func() { SpillDir = "" }()
+			r := rand.New(rand.NewPCG(2, uint64(memKeys)))
+			pool := make([]keyHash, 200)
+			for i := range pool {
+				pool[i] = keyHash{r.Uint32(), r.Uint32(), r.Uint32()}
+			}
+			s := newKeySet()
+			model := map[keyHash]int64{}
+			for i := 0; i < 1500; i++ {
+				k := pool[r.IntN(len(pool))]
+				n, ok, err := s.get(k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, wantOK := model[k]
+				if ok != wantOK || n != want {
+					t.Fatalf("draw %d: get(%v) = %d, %v; want %d, %v", i, k, n, ok, want, wantOK)
+				}
+				next := n + 1
+				if i%211 == 0 {
+					next = 1<<32 + int64(i) // a value past 32 bits, then counted on
+				}
+				if err := s.set(k, next); err != nil {
+					t.Fatal(err)
+				}
+				model[k] = next
+			}
+			if memKeys < len(model) && s.spilled() == 0 {
+				t.Errorf("%d keys with %d in memory, and nothing spilled", len(model), memKeys)
+			}
+			// A merge keeps one entry of a key set again.
+			for i, run := range s.runs {
+				if len(run.prefix) > len(model) {
+					t.Errorf("run %d holds %d entries for %d keys", i, len(run.prefix), len(model))
+				}
+			}
+			s.close()
+			if left, _ := os.ReadDir(SpillDir); len(left) != 0 {
+				t.Errorf("close left %d files", len(left))
+			}
+		})
+	}
+}
