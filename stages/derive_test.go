@@ -488,10 +488,7 @@ func TestDeriveConcurrentProcess(t *testing.T) {
 func TestDeriveOccurrenceSpills(t *testing.T) {
 	for _, memKeys := range []int{1, 3, 1 << 20} {
 		t.Run(fmt.Sprintf("memkeys=%d", memKeys), func(t *testing.T) {
-			defer func(n int) { UniqueMemKeys = n }(UniqueMemKeys)
-			UniqueMemKeys = memKeys
-			defer func(old string) { SpillDir = old }(SpillDir)
-			SpillDir = t.TempDir()
+			spillKeys(t, memKeys, t.TempDir())
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			s := tcSchema(t, "k:string")

@@ -15,20 +15,14 @@ import (
 func TestKeySetMatchesAMap(t *testing.T) {
 	for _, memKeys := range []int{1, 2, 7, 1000, 1 << 20} {
 		t.Run(fmt.Sprintf("memkeys=%d", memKeys), func(t *testing.T) {
-			defer func(n int) { UniqueMemKeys = n }(UniqueMemKeys)
-			UniqueMemKeys = memKeys
-			SpillDir = t.TempDir()
-			defer func() { SpillDir = "" }()
+			spillKeys(t, memKeys, t.TempDir())
 			r := rand.New(rand.NewPCG(1, uint64(memKeys)))
 			// A pool of keys to draw from, so that about a third of the
 			// draws repeat a key; every fourth shares its first word (and
 			// so its top 16 bits) with another.
-			pool := make([]keyHash, 600)
-			for i := range pool {
-				pool[i] = keyHash{r.Uint32(), r.Uint32(), r.Uint32()}
-				if i%4 == 3 {
-					pool[i][0] = pool[i-1][0]
-				}
+			pool := keyPool(r, 600)
+			for i := 3; i < len(pool); i += 4 {
+				pool[i][0] = pool[i-1][0]
 			}
 			pool[5][0], pool[6][0] = 0, math32 // the ends of the directory
 			s := newKeySet()
@@ -39,15 +33,7 @@ func TestKeySetMatchesAMap(t *testing.T) {
 				if i%97 == 0 {
 					line = 1<<32 + int64(i) // past 32 bits
 				}
-				got, ok, err := s.get(k)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, wantOK := model[k]
-				if ok != wantOK || got != want {
-					t.Fatalf("draw %d: get(%v) = %d, %v; want %d, %v", i, k, got, ok, want, wantOK)
-				}
-				if !ok {
+				if _, ok := getAsModel(t, s, model, i, k); !ok {
 					if err := s.put(k, line); err != nil {
 						t.Fatal(err)
 					}
@@ -73,23 +59,57 @@ func TestKeySetMatchesAMap(t *testing.T) {
 			if len(s.mem) > memKeys {
 				t.Errorf("%d keys in memory, want at most %d", len(s.mem), memKeys)
 			}
-			s.close()
-			if left, _ := os.ReadDir(SpillDir); len(left) != 0 {
-				t.Errorf("close left %d files", len(left))
-			}
+			closeEmpty(t, s)
 		})
 	}
 }
 
 const math32 = 1<<32 - 1
 
+// keyPool returns n random keys.
+func keyPool(r *rand.Rand, n int) []keyHash {
+	keys := make([]keyHash, n)
+	for i := range keys {
+		keys[i] = keyHash{r.Uint32(), r.Uint32(), r.Uint32()}
+	}
+	return keys
+}
+
+// getAsModel looks k up in s at draw i and fails the test unless the
+// answer is model's.
+func getAsModel(t *testing.T, s *keySet, model map[keyHash]int64, i int, k keyHash) (int64, bool) {
+	t.Helper()
+	got, ok, err := s.get(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, wantOK := model[k]; ok != wantOK || got != want {
+		t.Fatalf("draw %d: get(%v) = %d, %v; want %d, %v", i, k, got, ok, want, wantOK)
+	}
+	return got, ok
+}
+
+// closeEmpty closes s and checks that no run file is left in SpillDir.
+func closeEmpty(t *testing.T, s *keySet) {
+	t.Helper()
+	s.close()
+	if left, _ := os.ReadDir(SpillDir); len(left) != 0 {
+		t.Errorf("close left %d files", len(left))
+	}
+}
+
+// spillKeys sets UniqueMemKeys and SpillDir for a test and puts them back
+// when it ends.
+func spillKeys(t testing.TB, memKeys int, dir string) {
+	oldKeys, oldDir := UniqueMemKeys, SpillDir
+	UniqueMemKeys, SpillDir = memKeys, dir
+	t.Cleanup(func() { UniqueMemKeys, SpillDir = oldKeys, oldDir })
+}
+
 // TestKeySetSpillError: a key file that cannot be made is an error naming
 // it, not a lost key.
 func TestKeySetSpillError(t *testing.T) {
-	defer func(n int) { UniqueMemKeys = n }(UniqueMemKeys)
-	UniqueMemKeys = 1
-	SpillDir = t.TempDir() + "/missing"
-	defer func() { SpillDir = "" }()
+	spillKeys(t, 1, t.TempDir()+"/missing")
 	s := newKeySet()
 	defer s.close()
 	if err := s.put(keyHash{1, 2, 3}, 1); err == nil {
@@ -101,16 +121,10 @@ func TestKeySetSpillError(t *testing.T) {
 // budget: 2²² new keys, each looked up and then put, with 2¹⁶ kept in
 // memory (64 spills).
 func BenchmarkKeySetSpills(b *testing.B) {
-	defer func(n int) { UniqueMemKeys = n }(UniqueMemKeys)
-	UniqueMemKeys = 1 << 16
-	SpillDir = b.TempDir()
-	defer func() { SpillDir = "" }()
+	spillKeys(b, 1<<16, b.TempDir())
 	const n = 1 << 22
 	r := rand.New(rand.NewPCG(1, 2))
-	keys := make([]keyHash, n)
-	for i := range keys {
-		keys[i] = keyHash{r.Uint32(), r.Uint32(), r.Uint32()}
-	}
+	keys := keyPool(r, n)
 	for b.Loop() {
 		s := newKeySet()
 		for i, k := range keys {
@@ -132,27 +146,14 @@ func BenchmarkKeySetSpills(b *testing.B) {
 func TestKeySetSetMatchesAMap(t *testing.T) {
 	for _, memKeys := range []int{1, 2, 7, 1000} {
 		t.Run(fmt.Sprintf("memkeys=%d", memKeys), func(t *testing.T) {
-			defer func(n int) { UniqueMemKeys = n }(UniqueMemKeys)
-			UniqueMemKeys = memKeys
-			SpillDir = t.TempDir()
-			defer func() { SpillDir = "" }()
+			spillKeys(t, memKeys, t.TempDir())
 			r := rand.New(rand.NewPCG(2, uint64(memKeys)))
-			pool := make([]keyHash, 200)
-			for i := range pool {
-				pool[i] = keyHash{r.Uint32(), r.Uint32(), r.Uint32()}
-			}
+			pool := keyPool(r, 200)
 			s := newKeySet()
 			model := map[keyHash]int64{}
 			for i := 0; i < 1500; i++ {
 				k := pool[r.IntN(len(pool))]
-				n, ok, err := s.get(k)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, wantOK := model[k]
-				if ok != wantOK || n != want {
-					t.Fatalf("draw %d: get(%v) = %d, %v; want %d, %v", i, k, n, ok, want, wantOK)
-				}
+				n, _ := getAsModel(t, s, model, i, k)
 				next := n + 1
 				if i%211 == 0 {
 					next = 1<<32 + int64(i) // a value past 32 bits, then counted on
@@ -171,10 +172,7 @@ func TestKeySetSetMatchesAMap(t *testing.T) {
 					t.Errorf("run %d holds %d entries for %d keys", i, len(run.prefix), len(model))
 				}
 			}
-			s.close()
-			if left, _ := os.ReadDir(SpillDir); len(left) != 0 {
-				t.Errorf("close left %d files", len(left))
-			}
+			closeEmpty(t, s)
 		})
 	}
 }

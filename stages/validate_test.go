@@ -215,10 +215,7 @@ type validateCase struct {
 }
 
 func testValidateCase(t *testing.T, tt validateCase, memKeys int) {
-	defer func(n int) { UniqueMemKeys = n }(UniqueMemKeys)
-	UniqueMemKeys = memKeys
-	SpillDir = t.TempDir()
-	defer func() { SpillDir = "" }()
+	spillKeys(t, memKeys, t.TempDir())
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	s := tcSchema(t, tt.cols...)
