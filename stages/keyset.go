@@ -11,10 +11,10 @@ import (
 	"sort"
 )
 
-// UniqueMemKeys is how many keys a unique rule keeps in a Go map (about
-// 28 bytes a key) before it moves them to a sorted run file on disk (in
-// SpillDir), keeping 4 bytes a key in memory. A variable so that tests
-// can make it small.
+// UniqueMemKeys is how many keys a key set (of a unique rule or an
+// occurrence derivation) keeps in a Go map (about 28 bytes a key) before
+// it moves them to a sorted run file on disk (in SpillDir), keeping 4
+// bytes a key in memory. A variable so that tests can make it small.
 var UniqueMemKeys = 1 << 20
 
 // keyEntryBytes is a run file entry: a key's three words and its line,
@@ -26,21 +26,27 @@ const keyEntryBytes = 16
 const wideLine = math.MaxUint32
 
 // keySet records the row keys a unique rule has seen, each with the line
-// of its first row; occurrence keeps each key's count in one, with set.
+// of its first row (put); occurrence keeps each key's count in one (set).
 //
 // The newest keys are in a map (16-byte slots: a 12-byte hash and a
-// 32-bit line). When it holds UniqueMemKeys keys, they are sorted into a
-// run file and the map is emptied. Runs are kept in sizes that at least
-// double from the newest to the oldest: when a new run is as large as the
-// one before it, the two are merged into one (as a binary counter
-// carries), so each key is rewritten about log₂(keys / UniqueMemKeys)
-// times in all, and there are at most that many runs to look in.
+// 32-bit value). When it holds UniqueMemKeys keys, they are sorted into a
+// run file and the map is emptied. Each run counts the spills it holds;
+// when the newest run holds as many as the one before it, the two are
+// merged into one (as a binary counter carries). So after S spills there
+// are at most log₂(S) + 1 runs to look in, and each entry is rewritten
+// at most log₂(S) times.
 //
-// Of a run, only each key's first word stays in memory (prefix, in the
+// A run holds a key once. With put only, keys are in one run each, and
+// the runs of a unique rule hold every key once. A key set again after
+// it was spilled is also in an older run until a merge drops the older
+// entry (the newer wins, in lookups too), so with set a key may be in as
+// many runs as there are.
+//
+// Of a run, only each entry's first word stays in memory (prefix, in the
 // run's order) with a directory of where each value of its top 16 bits
 // starts, so a lookup reads a run's file only when a first word matches:
-// about once in 2³² / run keys lookups for a new key, and for every
-// duplicate. Memory is thus about 28 × UniqueMemKeys + 4 bytes per key
+// about once in 2³² / run entries lookups for a new key, and for every
+// duplicate. Memory is thus about 28 × UniqueMemKeys + 4 bytes per entry
 // spilled, plus 256 KiB of directory per run.
 //
 // A keySet is used by one goroutine at a time.
@@ -57,6 +63,7 @@ type keyRun struct {
 	f      *os.File
 	prefix []uint32 // the keys' first words, ascending
 	dir    []uint32 // dir[t] is the first index of prefix with top 16 bits ≥ t; 65537 entries
+	spills int      // how many spills the run holds
 }
 
 // maxRunKeys is the most keys a run may hold: its directory indexes them
@@ -65,7 +72,7 @@ const maxRunKeys = math.MaxUint32
 
 func newKeySet() *keySet { return &keySet{mem: map[keyHash]uint32{}} }
 
-// get returns the line of k's first row, if k was put before.
+// get returns the value put or set last for k, if there is one.
 func (s *keySet) get(k keyHash) (int64, bool, error) {
 	l, ok := s.mem[k]
 	for i := len(s.runs) - 1; !ok && i >= 0; i-- {
@@ -124,7 +131,7 @@ func (r *keyRun) find(k keyHash, buf *[keyEntryBytes]byte) (uint32, bool, error)
 	i := lo + sort.Search(hi-lo, func(j int) bool { return r.prefix[lo+j] >= k[0] })
 	for ; i < hi && r.prefix[i] == k[0]; i++ {
 		if _, err := r.f.ReadAt(buf[:], int64(i)*keyEntryBytes); err != nil {
-			return 0, false, fmt.Errorf("unique key file %s: %w", r.f.Name(), err)
+			return 0, false, fmt.Errorf("key file %s: %w", r.f.Name(), err)
 		}
 		if e := decodeKeyEntry(buf[:]); e.key == k {
 			return e.line, true, nil
@@ -162,8 +169,8 @@ func appendKeyEntry(b []byte, e keyEntry) []byte {
 }
 
 // spill writes the map's keys as a new run and empties the map (keeping
-// its room for the next keys); then, while the newest run is as large as
-// the one before it, merges the two.
+// its room for the next keys); then, while the newest run holds as many
+// spills as the one before it, merges the two.
 func (s *keySet) spill() error {
 	news := make([]keyEntry, 0, len(s.mem))
 	for k, l := range s.mem {
@@ -174,18 +181,20 @@ func (s *keySet) spill() error {
 	if err != nil {
 		return err
 	}
+	r.spills = 1
 	s.runs = append(s.runs, r)
 	clear(s.mem)
-	for n := len(s.runs); n >= 2 && len(s.runs[n-1].prefix) >= len(s.runs[n-2].prefix); n = len(s.runs) {
+	for n := len(s.runs); n >= 2 && s.runs[n-1].spills >= s.runs[n-2].spills; n = len(s.runs) {
 		a, b := s.runs[n-2], s.runs[n-1]
 		total := len(a.prefix) + len(b.prefix)
-		if total > maxRunKeys {
-			return fmt.Errorf("unique key file: more than %d keys", maxRunKeys)
+		if int64(total) > maxRunKeys {
+			return fmt.Errorf("key file: more than %d keys", int64(maxRunKeys))
 		}
 		m, err := writeRun(total, a.entries(), b.entries())
 		if err != nil {
 			return err
 		}
+		m.spills = a.spills + b.spills
 		a.remove()
 		b.remove()
 		s.runs = append(s.runs[:n-2], m)
@@ -238,14 +247,14 @@ func ioBufBytes(size int64) int { return int(min(max(size, 4096), 1<<20)) }
 // writeRun merges two sorted sources of at most n keys in all into a new
 // run file in SpillDir; of a key in both, b's entry is kept.
 func writeRun(n int, a, b entrySource) (*keyRun, error) {
-	f, err := os.CreateTemp(SpillDir, "agora-unique-*.keys")
+	f, err := os.CreateTemp(SpillDir, "agora-keys-*.keys")
 	if err != nil {
-		return nil, fmt.Errorf("unique key file: %w", err)
+		return nil, fmt.Errorf("key file: %w", err)
 	}
 	fail := func(err error) (*keyRun, error) {
 		f.Close()
 		os.Remove(f.Name())
-		return nil, fmt.Errorf("unique key file %s: %w", f.Name(), err)
+		return nil, fmt.Errorf("key file %s: %w", f.Name(), err)
 	}
 	w := bufio.NewWriterSize(f, ioBufBytes(int64(n)*keyEntryBytes))
 	r := &keyRun{f: f, prefix: make([]uint32, 0, n), dir: make([]uint32, 1<<16+1)}

@@ -1,10 +1,12 @@
 package stages
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -46,15 +48,9 @@ func TestKeySetMatchesAMap(t *testing.T) {
 			if got, want := s.spilled()+len(s.mem), len(model); got != want {
 				t.Errorf("%d keys in runs and memory, want %d", got, want)
 			}
-			// Runs shrink from the oldest to the newest, so there are at
-			// most log₂(spilled keys / memKeys) + 1 of them.
-			for i := 1; i < len(s.runs); i++ {
-				if len(s.runs[i].prefix) >= len(s.runs[i-1].prefix) {
-					t.Errorf("run %d holds %d keys, run %d before it %d: they should have been merged", i, len(s.runs[i].prefix), i-1, len(s.runs[i-1].prefix))
-				}
-			}
-			if limit := bits.Len(uint(s.spilled()/memKeys)) + 1; len(s.runs) > limit {
-				t.Errorf("%d runs for %d spilled keys, want at most %d", len(s.runs), s.spilled(), limit)
+			// With put only, every spill adds memKeys keys to the runs.
+			if got, want := checkRunSpills(t, s), s.spilled()/memKeys; got != want {
+				t.Errorf("runs hold %d spills, want %d", got, want)
 			}
 			if len(s.mem) > memKeys {
 				t.Errorf("%d keys in memory, want at most %d", len(s.mem), memKeys)
@@ -65,6 +61,24 @@ func TestKeySetMatchesAMap(t *testing.T) {
 }
 
 const math32 = 1<<32 - 1
+
+// checkRunSpills checks that the runs hold fewer spills from the oldest
+// to the newest, so that there are at most log₂(spills) + 1 of them, and
+// returns how many spills they hold.
+func checkRunSpills(t *testing.T, s *keySet) int {
+	t.Helper()
+	total := 0
+	for i, r := range s.runs {
+		total += r.spills
+		if i > 0 && r.spills >= s.runs[i-1].spills {
+			t.Errorf("run %d holds %d spills, run %d before it %d: they should have been merged", i, r.spills, i-1, s.runs[i-1].spills)
+		}
+	}
+	if limit := bits.Len(uint(total)) + 1; len(s.runs) > limit {
+		t.Errorf("%d runs for %d spills, want at most %d", len(s.runs), total, limit)
+	}
+	return total
+}
 
 // keyPool returns n random keys.
 func keyPool(r *rand.Rand, n int) []keyHash {
@@ -142,9 +156,10 @@ func BenchmarkKeySetSpills(b *testing.B) {
 
 // TestKeySetSetMatchesAMap: counting with get and set, as occurrence does,
 // gives a plain map's counts whatever the keys kept in memory: the newest
-// value of a key wins over the ones in older runs, in lookups and merges.
+// value of a key wins over the ones in older runs, in lookups and merges,
+// also when it moves past 32 bits (or to exactly 2³²−1) and back.
 func TestKeySetSetMatchesAMap(t *testing.T) {
-	for _, memKeys := range []int{1, 2, 7, 1000} {
+	for _, memKeys := range []int{1, 2, 7, 50} {
 		t.Run(fmt.Sprintf("memkeys=%d", memKeys), func(t *testing.T) {
 			spillKeys(t, memKeys, t.TempDir())
 			r := rand.New(rand.NewPCG(2, uint64(memKeys)))
@@ -155,8 +170,13 @@ func TestKeySetSetMatchesAMap(t *testing.T) {
 				k := pool[r.IntN(len(pool))]
 				n, _ := getAsModel(t, s, model, i, k)
 				next := n + 1
-				if i%211 == 0 {
+				switch {
+				case i%211 == 0:
 					next = 1<<32 + int64(i) // a value past 32 bits, then counted on
+				case i%223 == 0:
+					next = math32 // the largest 32-bit value, kept past 32 bits
+				case i%227 == 0:
+					next = 3 // back under 32 bits
 				}
 				if err := s.set(k, next); err != nil {
 					t.Fatal(err)
@@ -172,7 +192,35 @@ func TestKeySetSetMatchesAMap(t *testing.T) {
 					t.Errorf("run %d holds %d entries for %d keys", i, len(run.prefix), len(model))
 				}
 			}
+			checkRunSpills(t, s)
 			closeEmpty(t, s)
 		})
+	}
+}
+
+// failingEntries gives n entries and then an error, as a run file that
+// cannot be read would.
+type failingEntries struct{ n int }
+
+func (f *failingEntries) next() (keyEntry, bool, error) {
+	if f.n == 0 {
+		return keyEntry{}, false, errors.New("read failed")
+	}
+	f.n--
+	return keyEntry{key: keyHash{uint32(f.n), 0, 0}}, true, nil
+}
+
+// TestWriteRunFailure: a merge that fails part-way returns the error with
+// the file's name and leaves no file behind.
+func TestWriteRunFailure(t *testing.T) {
+	spillKeys(t, 1, t.TempDir())
+	for _, n := range []int{0, 3} {
+		_, err := writeRun(n+1, &failingEntries{n}, &sliceEntries{[]keyEntry{{key: keyHash{9, 9, 9}}}})
+		if err == nil || !strings.Contains(err.Error(), "read failed") || !strings.Contains(err.Error(), "agora-keys-") {
+			t.Errorf("after %d entries: err = %v, want the read error naming the key file", n, err)
+		}
+		if left, _ := os.ReadDir(SpillDir); len(left) != 0 {
+			t.Errorf("after %d entries: %d files left", n, len(left))
+		}
 	}
 }
