@@ -17,12 +17,12 @@ import (
 // bytes a key in memory. A variable so that tests can make it small.
 var UniqueMemKeys = 1 << 20
 
-// keyEntryBytes is a run file entry: a key's three words and its line,
-// little-endian.
+// keyEntryBytes is a run file entry: a key's three words and its value
+// (a unique rule's line, an occurrence count), little-endian.
 const keyEntryBytes = 16
 
-// wideLine marks a key whose line does not fit in 32 bits; its line is
-// in keySet.wide.
+// wideLine marks a key whose value does not fit below it in 32 bits; the
+// value is in keySet.wide.
 const wideLine = math.MaxUint32
 
 // keySet records the row keys a unique rule has seen, each with the line
@@ -36,11 +36,10 @@ const wideLine = math.MaxUint32
 // are at most log₂(S) + 1 runs to look in, and each entry is rewritten
 // at most log₂(S) times.
 //
-// A run holds a key once. With put only, keys are in one run each, and
-// the runs of a unique rule hold every key once. A key set again after
-// it was spilled is also in an older run until a merge drops the older
-// entry (the newer wins, in lookups too), so with set a key may be in as
-// many runs as there are.
+// A run holds a key once. With put only (unique), a key is in one run.
+// A key set again after it was spilled is also in an older run until a
+// merge drops the older entry (the newer wins, in lookups too), so with
+// set a key may be in as many runs as there are.
 //
 // Of a run, only each entry's first word stays in memory (prefix, in the
 // run's order) with a directory of where each value of its top 16 bits
@@ -52,9 +51,9 @@ const wideLine = math.MaxUint32
 // A keySet is used by one goroutine at a time.
 type keySet struct {
 	mem  map[keyHash]uint32
-	wide map[keyHash]int64 // lines past 32 bits, in the map or a run
+	wide map[keyHash]int64 // values of 2³²−1 and past, marked wideLine in the map or a run
 
-	runs  []*keyRun // oldest (largest) first
+	runs  []*keyRun // oldest (most spills) first
 	entry [keyEntryBytes]byte
 }
 
