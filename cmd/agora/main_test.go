@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/agora-etl/agora/stages"
 	"go.uber.org/goleak"
 )
 
@@ -109,14 +111,58 @@ func TestOutputIndependentOfWorkers(t *testing.T) {
 		}
 		trees = append(trees, treeDigest(t, out))
 	}
-	if len(trees[0]) == 0 || len(trees[0]) != len(trees[1]) {
-		t.Fatalf("%d vs %d files", len(trees[0]), len(trees[1]))
+	sameTrees(t, trees[0], trees[1], "--workers 1 and 4")
+}
+
+// sameTrees fails the test unless two releases hold the same files with
+// the same bytes.
+func sameTrees(t *testing.T, a, b map[string]string, between string) {
+	t.Helper()
+	if len(a) == 0 || len(a) != len(b) {
+		t.Fatalf("%d vs %d files", len(a), len(b))
 	}
-	for p, b := range trees[0] {
-		if trees[1][p] != b {
-			t.Errorf("%s differs between --workers 1 and 4", p)
+	for p, d := range a {
+		if b[p] != d {
+			t.Errorf("%s differs between %s", p, between)
 		}
 	}
+}
+
+// withKeyMemory runs f with the unique and occurrence key sets keeping
+// memKeys keys in memory and their run files in dir.
+func withKeyMemory(memKeys int, dir string, f func()) {
+	oldKeys, oldDir := stages.UniqueMemKeys, stages.SpillDir
+	stages.UniqueMemKeys, stages.SpillDir = memKeys, dir
+	defer func() { stages.UniqueMemKeys, stages.SpillDir = oldKeys, oldDir }()
+	f()
+}
+
+// TestOutputIndependentOfKeyMemory: the shipped pipeline's unique rules
+// and occurrence derivations give the same release when their keys go to
+// run files from the third key on, and leave no file behind; a run file
+// that cannot be made fails the run naming it.
+func TestOutputIndependentOfKeyMemory(t *testing.T) {
+	var trees []map[string]string
+	for _, memKeys := range []int{stages.UniqueMemKeys, 3} {
+		spill := t.TempDir()
+		withKeyMemory(memKeys, spill, func() {
+			out := t.TempDir()
+			if code, so, se := agora(t, "run", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--out", out); code != 0 {
+				t.Fatalf("%d keys in memory: exit %d\n%s%s", memKeys, code, so, se)
+			}
+			trees = append(trees, treeDigest(t, out))
+		})
+		if left, _ := os.ReadDir(spill); len(left) != 0 {
+			t.Errorf("%d keys in memory: %d files left in the spill folder", memKeys, len(left))
+		}
+	}
+	sameTrees(t, trees[0], trees[1], "all keys in memory and 3")
+	withKeyMemory(3, filepath.Join(t.TempDir(), "missing"), func() {
+		code, _, se := agora(t, "run", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--out", t.TempDir())
+		if code == 0 || !strings.Contains(se, "key file") {
+			t.Errorf("spilling into a missing folder: exit %d, want a failure naming the key file; stderr:\n%s", code, se)
+		}
+	})
 }
 
 func TestRerunReplacesRelease(t *testing.T) {
