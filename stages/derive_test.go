@@ -517,9 +517,7 @@ func TestDeriveOccurrenceSpills(t *testing.T) {
 			}
 			tcEqual(t, "rows", got, want)
 			d.Close()
-			if left, _ := os.ReadDir(SpillDir); len(left) != 0 {
-				t.Errorf("Close left %d files", len(left))
-			}
+			spillEmpty(t)
 		})
 	}
 }

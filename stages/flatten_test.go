@@ -87,6 +87,22 @@ func tcRejects(rs []pipeline.Reject) []string {
 	return out
 }
 
+// tcEqualRejects fails the test unless the rejects are want ("rule column
+// line"), the i-th reason says reasons[i], and each names its file and
+// holds its row.
+func tcEqualRejects(t testing.TB, got []pipeline.Reject, want, reasons []string) {
+	t.Helper()
+	tcEqual(t, "rejects", tcRejects(got), want)
+	for i, r := range got {
+		if i < len(reasons) && !strings.Contains(r.Reason, reasons[i]) {
+			t.Errorf("reject %d: reason %q does not say %q", i, r.Reason, reasons[i])
+		}
+		if r.File != "in.jsonl" || !strings.HasPrefix(r.Row, "{") {
+			t.Errorf("reject %d lacks file or row: %+v", i, r)
+		}
+	}
+}
+
 // tcEqual fails the test when got and want differ, showing both one item
 // a line. A nil and an empty slice are equal.
 func tcEqual(t testing.TB, what string, got, want []string) {
@@ -745,15 +761,7 @@ func TestExplode(t *testing.T) {
 			}
 			rows, rej := tcProcess(t, e, in)
 			tcEqual(t, "rows", rows, tt.want)
-			tcEqual(t, "rejects", tcRejects(rej), tt.rejects)
-			for i, r := range rej {
-				if i < len(tt.reasons) && !strings.Contains(r.Reason, tt.reasons[i]) {
-					t.Errorf("reject %d reason %q does not say %q", i, r.Reason, tt.reasons[i])
-				}
-				if r.File != "in.jsonl" || !strings.HasPrefix(r.Row, "{") {
-					t.Errorf("reject %d lacks file or row: %+v", i, r)
-				}
-			}
+			tcEqualRejects(t, rej, tt.rejects, tt.reasons)
 		})
 	}
 }

@@ -107,8 +107,15 @@ func getAsModel(t *testing.T, s *keySet, model map[keyHash]int64, i int, k keyHa
 func closeEmpty(t *testing.T, s *keySet) {
 	t.Helper()
 	s.close()
+	spillEmpty(t)
+}
+
+// spillEmpty fails the test if a file is left in SpillDir (after a
+// stage's or key set's Close).
+func spillEmpty(t testing.TB) {
+	t.Helper()
 	if left, _ := os.ReadDir(SpillDir); len(left) != 0 {
-		t.Errorf("close left %d files", len(left))
+		t.Errorf("close left %d files in the spill folder", len(left))
 	}
 }
 

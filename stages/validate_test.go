@@ -3,7 +3,6 @@ package stages
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -225,9 +224,7 @@ func testValidateCase(t *testing.T, tt validateCase, memKeys int) {
 	}
 	defer func() {
 		v.Close()
-		if left, _ := os.ReadDir(SpillDir); len(left) != 0 {
-			t.Errorf("Close left %d files in the spill folder", len(left))
-		}
+		spillEmpty(t)
 	}()
 	if v.Name() != "validate" {
 		t.Errorf("Name() = %q", v.Name())
@@ -254,15 +251,7 @@ func testValidateCase(t *testing.T, tt validateCase, memKeys int) {
 		in.Release()
 	}
 	tcEqual(t, "rows", rows, tt.want)
-	tcEqual(t, "rejects", tcRejects(rejects), tt.rejects)
-	for i, r := range rejects {
-		if i < len(tt.reasons) && !strings.Contains(r.Reason, tt.reasons[i]) {
-			t.Errorf("reject %d: reason %q does not say %q", i, r.Reason, tt.reasons[i])
-		}
-		if r.File != "in.jsonl" || !strings.HasPrefix(r.Row, "{") {
-			t.Errorf("reject %d lacks file or row: %+v", i, r)
-		}
-	}
+	tcEqualRejects(t, rejects, tt.rejects, tt.reasons)
 }
 
 func TestValidateRejectCarriesTheRow(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"go.uber.org/goleak"
 
 	"github.com/agora-etl/agora/stages"
-	"go.uber.org/goleak"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
