@@ -26,7 +26,7 @@ const keyEntryBytes = 16
 const wideLine = math.MaxUint32
 
 // keySet records the row keys a unique rule has seen, each with the line
-// of its first row (put); occurrence keeps each key's count in one (set).
+// of its first row; occurrence keeps each key's count in one.
 //
 // The newest keys are in a map (16-byte slots: a 12-byte hash and a
 // 32-bit value). When it holds UniqueMemKeys keys, they are sorted into a
@@ -36,7 +36,8 @@ const wideLine = math.MaxUint32
 // are at most log₂(S) + 1 runs to look in, and each entry is rewritten
 // at most log₂(S) times.
 //
-// A run holds a key once. With put only (unique), a key is in one run.
+// A run holds a key once. A unique rule sets each key once, so its keys
+// are in one run each.
 // A key set again after it was spilled is also in an older run until a
 // merge drops the older entry (the newer wins, in lookups too), so with
 // set a key may be in as many runs as there are.
@@ -71,7 +72,7 @@ const maxRunKeys = math.MaxUint32
 
 func newKeySet() *keySet { return &keySet{mem: map[keyHash]uint32{}} }
 
-// get returns the value put or set last for k, if there is one.
+// get returns the value set last for k, if there is one.
 func (s *keySet) get(k keyHash) (int64, bool, error) {
 	l, ok := s.mem[k]
 	for i := len(s.runs) - 1; !ok && i >= 0; i-- {
@@ -88,9 +89,6 @@ func (s *keySet) get(k keyHash) (int64, bool, error) {
 	}
 	return int64(l), true, nil
 }
-
-// put records k, not yet seen, with the line of its row.
-func (s *keySet) put(k keyHash, line int64) error { return s.set(k, line) }
 
 // set records v for k, replacing what was recorded before: the newest
 // value wins in get and when runs are merged. Values past 32 bits stay in
@@ -111,16 +109,6 @@ func (s *keySet) set(k keyHash, v int64) error {
 		return s.spill()
 	}
 	return nil
-}
-
-// spilled returns how many entries the run files hold (a key set again
-// after it was spilled is in more than one until they are merged).
-func (s *keySet) spilled() int {
-	n := 0
-	for _, r := range s.runs {
-		n += len(r.prefix)
-	}
-	return n
 }
 
 // find looks k up in the run file, reading an entry into buf.

@@ -319,7 +319,7 @@ rows:
 		}
 		for u := range v.unique {
 			if has[u] {
-				if err := v.seen[u].put(keys[u], pipeline.LineAt(lines, i)); err != nil {
+				if err := v.seen[u].set(keys[u], pipeline.LineAt(lines, i)); err != nil {
 					return nil, fmt.Errorf("unique %s: %w", strings.Join(v.names[u], ","), err)
 				}
 			}
