@@ -23,20 +23,35 @@ import (
 // Aggregate groups rows by key columns and emits one row per group, in
 // the order keys first appear (or sorted by key), with the key columns,
 // the line of the group's first row, and one column per aggregate. It is
-// Ordered and folds each batch into per-group state as it comes: a 16-byte
+// Ordered and folds each batch into per-group state as it comes: a 12-byte
 // key hash, the group's first row (key columns and line, copied), and each
 // aggregate's accumulator (a count, a number, a copied value, the distinct
-// strings of a union, the pairwise counts of a Schulze tally). Its memory
-// grows with the number of groups, not with the rows aggregated.
+// strings of a union, the pairwise counts of a Schulze tally).
+//
+// It keeps state for at most AggregateMemGroups groups. The rows of
+// further groups go to temporary partition files by their key's hash
+// (aggspill.go); at the end each partition is aggregated in turn (and
+// split again if it still holds too many groups), and the partitions'
+// groups are merged with those in memory into the same order, so its
+// memory is bounded whatever the number of groups. It emits batches of
+// aggOutRows groups.
 type Aggregate struct {
-	sort   bool
-	keep   []int // input columns read
-	mem    memory.Allocator
-	in     *arrow.Schema
-	by     []int
-	line   int // the line column in in, or -1
-	aggs   []aggFn
-	schema *arrow.Schema
+	sort      bool
+	cfg       *config.Aggregate
+	keep      []int // input columns read
+	mem       memory.Allocator
+	in        *arrow.Schema // the columns read, then the row number (seq)
+	by        []int
+	line      int // the line column in in, or -1
+	seq       int // the row-number column in in: the last
+	aggs      []aggFn
+	schema    *arrow.Schema // what the aggregate emits
+	outSchema *arrow.Schema // schema and the first row's seq: what partitions give back
+
+	level     int   // 0, or how many times the rows were split into partitions
+	memGroups int   // groups kept in memory
+	nextSeq   int64 // the next input row's number (level 0)
+	parts     []*spillFile
 
 	index   map[keyHash]int
 	ngroups int
@@ -88,6 +103,9 @@ var AggregateFuncs = map[string]string{
 
 // NewAggregate plans an aggregation of in.
 func NewAggregate(mem memory.Allocator, full *arrow.Schema, cfg *config.Aggregate) (*Aggregate, error) {
+	if colIndex(full, seqField) >= 0 {
+		return nil, fmt.Errorf("aggregate: %q is a name agora keeps for itself", seqField)
+	}
 	// Read only the columns the aggregation needs.
 	need := map[string]bool{pipeline.LineColumn: true}
 	for _, b := range cfg.By {
@@ -108,11 +126,20 @@ func NewAggregate(mem memory.Allocator, full *arrow.Schema, cfg *config.Aggregat
 		}
 	}
 	in := selectSchema(full, keep)
+	in = arrow.NewSchema(append(in.Fields(), arrow.Field{Name: seqField, Type: arrow.PrimitiveTypes.Int64}), nil)
+	return newAggregate(mem, in, keep, cfg, 0)
+}
+
+// newAggregate plans an aggregation of in, whose last column numbers the
+// rows; keep are the columns of Process's batches read into in, but for
+// the last (level 0), or nil when they are in's (a partition's).
+func newAggregate(mem memory.Allocator, in *arrow.Schema, keep []int, cfg *config.Aggregate, level int) (*Aggregate, error) {
 	by, err := needColumns(in, cfg.By...)
 	if err != nil {
 		return nil, fmt.Errorf("aggregate: by: %w", err)
 	}
-	a := &Aggregate{mem: mem, in: in, keep: keep, by: by, sort: cfg.Sort, line: colIndex(in, pipeline.LineColumn), index: map[keyHash]int{}}
+	a := &Aggregate{mem: mem, cfg: cfg, in: in, keep: keep, by: by, sort: cfg.Sort, line: colIndex(in, pipeline.LineColumn),
+		seq: in.NumFields() - 1, level: level, memGroups: AggregateMemGroups, index: map[keyHash]int{}}
 	var fields []arrow.Field
 	for _, c := range by {
 		fields = append(fields, in.Field(c))
@@ -134,6 +161,7 @@ func NewAggregate(mem memory.Allocator, full *arrow.Schema, cfg *config.Aggregat
 		seen[f.Name] = true
 	}
 	a.schema = arrow.NewSchema(fields, nil)
+	a.outSchema = arrow.NewSchema(append(fields, in.Field(a.seq)), nil)
 	a.start()
 	return a, nil
 }
@@ -144,6 +172,7 @@ func (a *Aggregate) start() {
 	if a.line >= 0 {
 		firstCols = append(firstCols, a.line)
 	}
+	firstCols = append(firstCols, a.seq)
 	a.firsts = newRowStore(a.mem, a.in, firstCols)
 	a.accs = make([]accumulator, len(a.aggs))
 	for i, fn := range a.aggs {
@@ -151,19 +180,22 @@ func (a *Aggregate) start() {
 	}
 }
 
-// Process folds the batch into the groups' state; it returns nothing
-// until Flush.
+// Process folds the batch into the groups' state, or writes the rows of
+// groups past the memory budget to their partition file; it returns
+// nothing until Flush.
 func (a *Aggregate) Process(ctx context.Context, full arrow.RecordBatch, _ *pipeline.Rejects) (arrow.RecordBatch, error) {
-	cols := make([]arrow.Array, len(a.keep))
-	for i, j := range a.keep {
-		cols[i] = full.Column(j)
-	}
-	b := array.NewRecordBatch(a.in, cols, full.NumRows())
+	b := a.numbered(full)
 	defer b.Release()
+	var spill [aggParts][]int64
 	for i := 0; i < int(b.NumRows()); i++ {
 		k := hashRowKey(&a.keyBuf, b, a.by, i)
 		g, ok := a.index[k]
 		if !ok {
+			if a.ngroups >= a.memGroups && a.level < aggMaxLevel {
+				p := partOf(k, a.level)
+				spill[p] = append(spill[p], int64(i))
+				continue
+			}
 			g = a.ngroups
 			a.ngroups++
 			a.index[k] = g
@@ -181,11 +213,46 @@ func (a *Aggregate) Process(ctx context.Context, full arrow.RecordBatch, _ *pipe
 			return nil, err
 		}
 	}
-	return nil, nil
+	return nil, a.spillRows(ctx, b, &spill)
 }
 
-// Close releases the groups' state.
+// numbered returns the columns of full the aggregation reads and the
+// rows' numbers; the caller releases it.
+func (a *Aggregate) numbered(full arrow.RecordBatch) arrow.RecordBatch {
+	if a.keep == nil { // a partition's rows, numbered when first read
+		full.Retain()
+		return full
+	}
+	n := full.NumRows()
+	cols := make([]arrow.Array, len(a.keep), len(a.keep)+1)
+	for i, j := range a.keep {
+		cols[i] = full.Column(j)
+	}
+	ib := array.NewInt64Builder(a.mem)
+	ib.Reserve(int(n))
+	for i := int64(0); i < n; i++ {
+		ib.UnsafeAppend(a.nextSeq + i)
+	}
+	a.nextSeq += n
+	seq := ib.NewArray()
+	ib.Release()
+	defer seq.Release()
+	return array.NewRecordBatch(a.in, append(cols, seq), n)
+}
+
+// Close releases the groups' state and removes the partition files.
 func (a *Aggregate) Close() {
+	a.releaseState()
+	for _, f := range a.parts {
+		if f != nil {
+			f.remove()
+		}
+	}
+	a.parts = nil
+}
+
+// releaseState releases the state of the groups in memory.
+func (a *Aggregate) releaseState() {
 	if a.firsts != nil {
 		a.firsts.release()
 	}
@@ -197,17 +264,49 @@ func (a *Aggregate) Close() {
 	a.ngroups = 0
 }
 
-// Flush emits one row per group.
-func (a *Aggregate) Flush(ctx context.Context, _ *pipeline.Rejects) (arrow.RecordBatch, error) {
+// FlushTo emits one row per group, aggOutRows groups a batch: the
+// groups in memory and, merged with them in the same order, those of
+// each partition file.
+func (a *Aggregate) FlushTo(ctx context.Context, emit func(arrow.RecordBatch, *pipeline.Rejects) error) error {
+	defer a.Close()
+	return a.flush(ctx, func(b arrow.RecordBatch) error {
+		// Without the row numbers, which only order the merge.
+		out := array.NewRecordBatch(a.schema, b.Columns()[:a.schema.NumFields()], b.NumRows())
+		b.Release()
+		return emit(out, &pipeline.Rejects{})
+	})
+}
+
+// Flush emits one row per group, in one batch (what FlushTo emits,
+// joined).
+func (a *Aggregate) Flush(ctx context.Context, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
+	var outs []arrow.RecordBatch
+	defer func() {
+		for _, b := range outs {
+			b.Release()
+		}
+	}()
+	err := a.FlushTo(ctx, func(b arrow.RecordBatch, _ *pipeline.Rejects) error {
+		outs = append(outs, b)
+		return nil
+	})
+	if err != nil || len(outs) == 0 {
+		return nil, err
+	}
+	return arrowx.ConcatBatches(a.mem, a.schema, outs)
+}
+
+// inMemory returns a batch (outSchema) of the groups in memory, in output
+// order, or nil when there are none; the caller owns it.
+func (a *Aggregate) inMemory(ctx context.Context) (arrow.RecordBatch, error) {
 	if a.firsts == nil || a.ngroups == 0 {
 		return nil, nil
 	}
-	defer a.Close()
 	order := make([]int, a.ngroups)
 	for g := range order {
 		order[g] = g
 	}
-	out, err := a.firsts.build(ctx, order)
+	out, err := a.firsts.build(ctx, order) // keys, line (if any), seq
 	if err != nil {
 		return nil, err
 	}
@@ -230,6 +329,8 @@ func (a *Aggregate) Flush(ctx context.Context, _ *pipeline.Rejects) (arrow.Recor
 		}
 		out = re
 	}
+	seq := out[len(out)-1]
+	out = out[:len(out)-1]
 	if a.line < 0 { // no line column in the input
 		ib := array.NewInt64Builder(a.mem)
 		ib.AppendNulls(a.ngroups)
@@ -240,11 +341,12 @@ func (a *Aggregate) Flush(ctx context.Context, _ *pipeline.Rejects) (arrow.Recor
 		col, err := acc.build(ctx, order)
 		if err != nil {
 			releaseAll(out)
+			seq.Release()
 			return nil, fmt.Errorf("%s: %w", a.aggs[i].spec.Name, err)
 		}
 		out = append(out, col)
 	}
-	return newBatch(a.schema.Fields(), out, int64(a.ngroups)), nil
+	return newBatch(a.outSchema.Fields(), append(out, seq), int64(a.ngroups)), nil
 }
 
 // rowStore keeps copies of chosen rows of some columns, one slot per
@@ -723,29 +825,41 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 // lessRow orders rows i and j by the key columns: nulls first, numbers
 // numerically, everything else by its string form.
 func lessRow(b arrow.RecordBatch, keys []int, i, j int) bool {
+	return cmpRows(b, i, b, j, keys) < 0
+}
+
+// cmpRows orders row i of a and row j of b (batches of one schema) by the
+// key columns as lessRow does: -1, 0 or +1.
+func cmpRows(a arrow.RecordBatch, i int, b arrow.RecordBatch, j int, keys []int) int {
 	for _, c := range keys {
-		col := b.Column(c)
-		ni, nj := col.IsNull(i), col.IsNull(j)
-		if ni || nj {
-			if ni != nj {
-				return ni
+		x, y := a.Column(c), b.Column(c)
+		nx, ny := x.IsNull(i), y.IsNull(j)
+		if nx || ny {
+			if nx != ny {
+				if nx {
+					return -1
+				}
+				return 1
 			}
 			continue
 		}
-		if isNumeric(col.DataType()) {
-			var x, y float64
-			eachNumber(col, i, func(f float64) bool { x = f; return true })
-			eachNumber(col, j, func(f float64) bool { y = f; return true })
-			if x != y {
-				return x < y
+		if isNumeric(x.DataType()) {
+			var u, v float64
+			eachNumber(x, i, func(f float64) bool { u = f; return true })
+			eachNumber(y, j, func(f float64) bool { v = f; return true })
+			if u != v {
+				if u < v {
+					return -1
+				}
+				return 1
 			}
 			continue
 		}
-		if x, y := valueString(col, i), valueString(col, j); x != y {
-			return x < y
+		if c := strings.Compare(valueString(x, i), valueString(y, j)); c != 0 {
+			return c
 		}
 	}
-	return false
+	return 0
 }
 
 func isMap(t arrow.DataType) bool { _, ok := t.(*arrow.MapType); return ok }

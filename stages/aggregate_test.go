@@ -2,6 +2,8 @@ package stages
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -114,12 +116,26 @@ func TestAggregate(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
-			tcEqual(t, "rows", aggRun(t, mem, s, &tt.cfg, batches...), tt.want)
-		})
+		// The same groups whether all are in memory or all but the first
+		// (or two) go to partition files.
+		for _, groups := range []int{AggregateMemGroups, 1, 2} {
+			t.Run(fmt.Sprintf("%s/%d groups in memory", tt.name, groups), func(t *testing.T) {
+				aggMemGroups(t, groups)
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer mem.AssertSize(t, 0)
+				tcEqual(t, "rows", aggRun(t, mem, s, &tt.cfg, batches...), tt.want)
+				spillEmpty(t)
+			})
+		}
 	}
+}
+
+// aggMemGroups sets AggregateMemGroups, and SpillDir to a new folder, for
+// a test.
+func aggMemGroups(t testing.TB, groups int) {
+	oldGroups, oldDir := AggregateMemGroups, SpillDir
+	AggregateMemGroups, SpillDir = groups, t.TempDir()
+	t.Cleanup(func() { AggregateMemGroups, SpillDir = oldGroups, oldDir })
 }
 
 func TestAggregateSchulze(t *testing.T) {
@@ -143,12 +159,16 @@ func TestAggregateSchulze(t *testing.T) {
 			row(8, "r3", `["A","B","C"]`, `[0,1,2]`, "ABORTED"),
 		}, ",") + "]",
 	}
-	got := aggRun(t, mem, s, &config.Aggregate{By: []string{"round"}, Columns: []config.AggColumn{
-		{Name: "w", Fn: "schulze", Args: []string{"cands", "ids", "ranks"}, When: &config.When{Column: "status", In: []string{"COMPLETED"}}},
-	}}, batches...)
-	// r1: A>B>C, C>B>A, B>A>C: B beats A 2-1 and C 2-1. r2: A and B tie
-	// at the top; the smaller id wins. r3: no counted ranking.
-	tcEqual(t, "rows", got, []string{`1:{"round":"r1","w":"B"}`, `3:{"round":"r2","w":"A"}`, `8:{"round":"r3","w":null}`})
+	for _, groups := range []int{AggregateMemGroups, 1} {
+		aggMemGroups(t, groups)
+		got := aggRun(t, mem, s, &config.Aggregate{By: []string{"round"}, Columns: []config.AggColumn{
+			{Name: "w", Fn: "schulze", Args: []string{"cands", "ids", "ranks"}, When: &config.When{Column: "status", In: []string{"COMPLETED"}}},
+		}}, batches...)
+		// r1: A>B>C, C>B>A, B>A>C: B beats A 2-1 and C 2-1. r2: A and B tie
+		// at the top; the smaller id wins. r3: no counted ranking.
+		tcEqual(t, fmt.Sprintf("rows, %d groups in memory", groups), got, []string{`1:{"round":"r1","w":"B"}`, `3:{"round":"r2","w":"A"}`, `8:{"round":"r3","w":null}`})
+		spillEmpty(t)
+	}
 }
 
 // An aggregate's memory follows its groups, not its rows: 200 batches of
@@ -243,4 +263,121 @@ func TestAggregateKeepsCopiesOfStrings(t *testing.T) {
 	}
 	defer out.Release()
 	tcEqual(t, "rows", tcRows(out), []string{`1:{"f":["alpha","beta"],"g":"r1","u":["alpha","beta"],"w":"beta"}`})
+}
+
+// TestAggregateSpillMatchesMemory: groups in random order, keys with
+// nulls and numbers, through an aggregate that keeps them all in memory
+// (the model) and through one that keeps a few and puts the rest in
+// partition files: 3,000 groups with 200 in memory (one level of files,
+// the output in several batches), and 300 with 5 (files split again, up
+// to three levels deep; tiny budgets are in TestAggregate too). The rows
+// must be the same, in the same order, sorted or not; the files must be
+// there while rows come and gone after; the batches emitted must hold
+// aggOutRows groups (the last fewer).
+func TestAggregateSpillMatchesMemory(t *testing.T) {
+	s := tcSchema(t, "g:string", "k:int64", "v:string", "n:int64", "l:list<string>", "_line:int64")
+	for _, tc := range []struct{ groups, memGroups, rows int }{{3000, 200, 10000}, {300, 5, 1000}} {
+		r := rand.New(rand.NewPCG(3, 4))
+		var batches []string
+		line := 0
+		for range tc.rows / 250 {
+			var rows []string
+			for range 250 {
+				line++
+				g, k := fmt.Sprintf("%q", fmt.Sprintf("g%d", r.IntN(tc.groups/3))), fmt.Sprint(r.IntN(3))
+				if r.IntN(50) == 0 {
+					g = "null"
+				}
+				if r.IntN(50) == 0 {
+					k = "null"
+				}
+				rows = append(rows, fmt.Sprintf(`{"g":%s,"k":%s,"v":"v%d","n":%d,"l":["x%d","y%d"],"_line":%d}`,
+					g, k, r.IntN(100), r.IntN(1000)-500, r.IntN(4), r.IntN(4), line))
+			}
+			batches = append(batches, "["+strings.Join(rows, ",")+"]")
+		}
+		for _, sorted := range []bool{false, true} {
+			cfg := &config.Aggregate{By: []string{"g", "k"}, Sort: sorted, Columns: []config.AggColumn{
+				{Name: "rows", Fn: "count"},
+				{Name: "f", Fn: "first", Args: []string{"v"}},
+				{Name: "la", Fn: "last", Args: []string{"v"}},
+				{Name: "lo", Fn: "min", Args: []string{"n"}},
+				{Name: "sum", Fn: "sum", Args: []string{"n"}},
+				{Name: "u", Fn: "union", Args: []string{"l"}},
+			}}
+			var want []string
+			for _, groups := range []int{1 << 20, tc.memGroups} {
+				t.Run(fmt.Sprintf("%d groups, sort %v, %d in memory", tc.groups, sorted, groups), func(t *testing.T) {
+					aggMemGroups(t, groups)
+					mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+					defer mem.AssertSize(t, 0)
+					a, err := NewAggregate(mem, s, cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer a.Close()
+					for _, js := range batches {
+						in := tcBatch(t, mem, s, js)
+						_, err := a.Process(t.Context(), in, &pipeline.Rejects{})
+						in.Release()
+						if err != nil {
+							t.Fatal(err)
+						}
+					}
+					files, _ := os.ReadDir(SpillDir)
+					if spills := groups < tc.groups; spills != (len(files) > 0) {
+						t.Errorf("%d partition files for %d groups, %d in memory", len(files), tc.groups, groups)
+					}
+					var got []string
+					var sizes []int
+					err = a.FlushTo(t.Context(), func(b arrow.RecordBatch, _ *pipeline.Rejects) error {
+						defer b.Release()
+						if !b.Schema().Equal(a.Schema()) {
+							t.Errorf("schema %s, want %s", b.Schema(), a.Schema())
+						}
+						sizes = append(sizes, int(b.NumRows()))
+						got = append(got, tcRows(b)...)
+						return nil
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					spillEmpty(t)
+					for i, n := range sizes {
+						if n > aggOutRows || n < aggOutRows && i < len(sizes)-1 || n == 0 {
+							t.Errorf("batch %d of %v holds %d groups", i, sizes, n)
+						}
+					}
+					if want == nil {
+						want = got
+						if len(want) < tc.groups*9/10 {
+							t.Fatalf("%d groups, want about %d", len(want), tc.groups)
+						}
+						return
+					}
+					tcEqual(t, "rows", got, want)
+				})
+			}
+		}
+	}
+}
+
+// TestAggregateSpillError: a partition file that cannot be made is an
+// error, not a lost group.
+func TestAggregateSpillError(t *testing.T) {
+	aggMemGroups(t, 1)
+	SpillDir += "/missing"
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "g:string", "_line:int64")
+	a, err := NewAggregate(mem, s, &config.Aggregate{By: []string{"g"}, Columns: []config.AggColumn{{Name: "n", Fn: "count"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	in := tcBatch(t, mem, s, `[{"g":"a","_line":1},{"g":"b","_line":2}]`)
+	defer in.Release()
+	if _, err := a.Process(t.Context(), in, &pipeline.Rejects{}); err == nil || !strings.Contains(err.Error(), "spill") {
+		t.Fatalf("Process = %v, want an error naming the spill file", err)
+	}
 }

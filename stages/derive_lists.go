@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -156,7 +157,7 @@ func init() {
 		}}, nil
 	})
 
-	Register("lead", "[column], by: [key columns]", "The value of the next row with the same key (input order); null on a key's last row. Holds the table in memory.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+	Register("lead", "[column], by: [key columns]", "The value of the next row with the same key (input order); null on a key's last row. Keeps a 12-byte hash per key and, per row, the next row's number and the value; the rows themselves go to a temporary file.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
 		idx, err := argColumns(in, d, 1)
 		if err != nil {
 			return nil, err
@@ -165,31 +166,88 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		return &Deriver{Type: in.Field(idx[0]).Type, Whole: true, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
-			n := int(b.NumRows())
-			next := make([]int64, n)
-			last := map[string]int{}
-			for i := n - 1; i >= 0; i-- {
-				k := rowKey(b, keys, i)
-				if j, ok := last[k]; ok {
-					next[i] = int64(j)
-				} else {
-					next[i] = -1
-				}
-				last[k] = i
+		// Two passes: Observe links each row to the next row of its key
+		// and keeps a copy of the values; Compute, batch by batch in the
+		// same order, looks them up.
+		var (
+			last    = map[keyHash]int64{}
+			next    []int64       // per row, the next row with its key, or -1
+			vals    []arrow.Array // the column, a copy per batch observed
+			all     arrow.Array   // vals joined, at the first Compute
+			done    int64         // rows computed
+			buf     []byte
+			copyErr error
+		)
+		release := func() {
+			releaseAll(vals)
+			vals = nil
+			if all != nil {
+				all.Release()
+				all = nil
 			}
-			ib := array.NewInt64Builder(mem)
-			defer ib.Release()
-			for _, j := range next {
-				if j < 0 {
-					ib.AppendNull()
-				} else {
-					ib.Append(j)
+		}
+		return &Deriver{Type: in.Field(idx[0]).Type, Whole: true, Uses: append(append([]int(nil), idx...), keys...),
+			Observe: func(b arrow.RecordBatch) {
+				base := int64(len(next))
+				for i := 0; i < int(b.NumRows()); i++ {
+					k := hashRowKey(&buf, b, keys, i)
+					if m, ok := last[k]; ok {
+						next[m] = base + int64(i)
+					}
+					last[k] = base + int64(i)
+					next = append(next, -1)
 				}
-			}
-			pidx := ib.NewArray()
-			defer pidx.Release()
-			return takeOne(mem, b.Column(idx[0]), pidx)
-		}}, nil
+				// A copy: the batch's other columns need not stay.
+				c, err := array.Concatenate([]arrow.Array{b.Column(idx[0])}, mem)
+				if err != nil {
+					copyErr = cmp.Or(copyErr, err)
+					return
+				}
+				vals = append(vals, c)
+			},
+			Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+				if copyErr != nil {
+					return nil, copyErr
+				}
+				if all == nil {
+					clear(last)
+					switch len(vals) {
+					case 0:
+						all = array.MakeArrayOfNull(mem, in.Field(idx[0]).Type, 0)
+					case 1:
+						all, vals = vals[0], nil
+					default:
+						var err error
+						if all, err = array.Concatenate(vals, mem); err != nil {
+							return nil, err
+						}
+						releaseAll(vals)
+						vals = nil
+					}
+				}
+				n := int(b.NumRows())
+				if done+int64(n) > int64(len(next)) {
+					return nil, fmt.Errorf("lead: %d rows computed, %d observed", done+int64(n), len(next))
+				}
+				ib := array.NewInt64Builder(mem)
+				defer ib.Release()
+				for _, j := range next[done : done+int64(n)] {
+					if j < 0 {
+						ib.AppendNull()
+					} else {
+						ib.Append(j)
+					}
+				}
+				done += int64(n)
+				pidx := ib.NewArray()
+				defer pidx.Release()
+				return takeOne(mem, all, pidx)
+			},
+			Close: func() {
+				release()
+				clear(last)
+				next, done = nil, 0
+			},
+		}, nil
 	})
 }

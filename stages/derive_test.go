@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/agora-etl/agora/config"
@@ -519,5 +520,81 @@ func TestDeriveOccurrenceSpills(t *testing.T) {
 			d.Close()
 			spillEmpty(t)
 		})
+	}
+}
+
+// TestDeriveLead: the next row's value of the same key (a null key is a
+// key too; a null value is a value), null on a key's last row, the same
+// whether the rows are held in memory, spilled after a batch or from the
+// start (lead on input columns is two-pass), or the whole table is held
+// (lead on a column an earlier derivation makes).
+func TestDeriveLead(t *testing.T) {
+	batches := []string{
+		`[{"r":"a","v":"A1","_line":1},{"r":"b","v":"B1","_line":2},{"r":"a","v":null,"_line":3}]`,
+		`[]`,
+		`[{"r":null,"v":"N1","_line":4},{"r":"a","v":"A3","_line":5}]`,
+		`[{"r":"b","v":"B2","_line":6},{"r":null,"v":"N2","_line":7}]`,
+	}
+	want := []string{
+		`1:{"lv":"a1","next":null,"r":"a","v":"A1"}`,
+		`2:{"lv":"b1","next":"b2","r":"b","v":"B1"}`,
+		`3:{"lv":null,"next":"a3","r":"a","v":null}`,
+		`4:{"lv":"n1","next":"n2","r":null,"v":"N1"}`,
+		`5:{"lv":"a3","next":null,"r":"a","v":"A3"}`,
+		`6:{"lv":"b2","next":null,"r":"b","v":"B2"}`,
+		`7:{"lv":"n2","next":null,"r":null,"v":"N2"}`,
+	}
+	for _, spill := range []int64{1 << 40, 100, 1} {
+		for _, derived := range []bool{false, true} {
+			t.Run(fmt.Sprintf("spill=%d,derived=%v", spill, derived), func(t *testing.T) {
+				defer func(old int64) { SpillBytes = old }(SpillBytes)
+				SpillBytes = spill
+				aggMemGroups(t, AggregateMemGroups) // a spill folder of its own
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer mem.AssertSize(t, 0)
+				s := tcSchema(t, "r:string", "v:string", "_line:int64")
+				specs := []config.Derivation{
+					{Name: "lv", Fn: "lower", Args: []string{"v"}},
+					{Name: "next", Fn: "lead", Args: []string{"v"}, By: []string{"r"}},
+					{Name: "next", Fn: "lower", Args: []string{"next"}, Replace: true},
+				}
+				if derived {
+					specs = []config.Derivation{
+						{Name: "lv", Fn: "lower", Args: []string{"v"}},
+						{Name: "next", Fn: "lead", Args: []string{"lv"}, By: []string{"r"}},
+					}
+				}
+				d, err := NewDerive(mem, s, specs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer d.Close()
+				if d.twoPass == derived {
+					t.Fatalf("two-pass %v for lead on a derived column %v", d.twoPass, derived)
+				}
+				for _, js := range batches {
+					in := tcBatch(t, mem, s, js)
+					out, err := d.Process(t.Context(), in, &pipeline.Rejects{})
+					in.Release()
+					if err != nil || out != nil {
+						t.Fatalf("Process = %v, %v; want nil, nil", out, err)
+					}
+				}
+				if files, _ := os.ReadDir(SpillDir); d.twoPass && spill == 1 && len(files) == 0 {
+					t.Error("held rows past SpillBytes are not in a spill file")
+				}
+				var rows []string
+				err = d.FlushTo(t.Context(), func(b arrow.RecordBatch, _ *pipeline.Rejects) error {
+					defer b.Release()
+					rows = append(rows, tcRows(b)...)
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tcEqual(t, "rows", rows, want)
+				spillEmpty(t)
+			})
+		}
 	}
 }

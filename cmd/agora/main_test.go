@@ -128,24 +128,33 @@ func sameTrees(t *testing.T, a, b map[string]string, between string) {
 	}
 }
 
-// withKeyMemory runs f with the unique and occurrence key sets keeping
-// memKeys keys in memory and their run files in dir.
-func withKeyMemory(memKeys int, dir string, f func()) {
-	oldKeys, oldDir := stages.UniqueMemKeys, stages.SpillDir
-	stages.UniqueMemKeys, stages.SpillDir = memKeys, dir
-	defer func() { stages.UniqueMemKeys, stages.SpillDir = oldKeys, oldDir }()
+// withSpillMemory runs f with the unique and occurrence key sets keeping
+// memKeys keys in memory, aggregates keeping memKeys groups, whole-table
+// derivations holding one byte, and their files in dir.
+func withSpillMemory(memKeys int, dir string, f func()) {
+	oldKeys, oldGroups, oldBytes, oldDir := stages.UniqueMemKeys, stages.AggregateMemGroups, stages.SpillBytes, stages.SpillDir
+	stages.UniqueMemKeys, stages.AggregateMemGroups, stages.SpillDir = memKeys, memKeys, dir
+	if memKeys < oldKeys {
+		stages.SpillBytes = 1
+	}
+	defer func() {
+		stages.UniqueMemKeys, stages.AggregateMemGroups, stages.SpillBytes, stages.SpillDir = oldKeys, oldGroups, oldBytes, oldDir
+	}()
 	f()
 }
 
-// TestOutputIndependentOfKeyMemory: the shipped pipeline's unique rules
-// and occurrence derivations give the same release when their keys go to
-// run files from the third key on, and leave no file behind; a run file
-// that cannot be made fails the run naming it.
-func TestOutputIndependentOfKeyMemory(t *testing.T) {
+// TestOutputIndependentOfSpilling: the shipped pipeline gives the same
+// release when its unique rules' and occurrence derivations' keys go to
+// run files from the third key on, its aggregates' groups (DeliData
+// groups, Habermas round_outcomes) to partition files from the third
+// group on, and the rows held by whole-table derivations (lead,
+// conflicting_duplicate) to spill files; it leaves no file behind; a run
+// file that cannot be made fails the run naming it.
+func TestOutputIndependentOfSpilling(t *testing.T) {
 	var trees []map[string]string
 	for _, memKeys := range []int{stages.UniqueMemKeys, 3} {
 		spill := t.TempDir()
-		withKeyMemory(memKeys, spill, func() {
+		withSpillMemory(memKeys, spill, func() {
 			out := t.TempDir()
 			if code, so, se := agora(t, "run", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--out", out); code != 0 {
 				t.Fatalf("%d keys in memory: exit %d\n%s%s", memKeys, code, so, se)
@@ -157,7 +166,7 @@ func TestOutputIndependentOfKeyMemory(t *testing.T) {
 		}
 	}
 	sameTrees(t, trees[0], trees[1], "all keys in memory and 3")
-	withKeyMemory(3, filepath.Join(t.TempDir(), "missing"), func() {
+	withSpillMemory(3, filepath.Join(t.TempDir(), "missing"), func() {
 		code, _, se := agora(t, "run", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--out", t.TempDir())
 		if code == 0 || !strings.Contains(se, "key file") {
 			t.Errorf("spilling into a missing folder: exit %d, want a failure naming the key file; stderr:\n%s", code, se)
