@@ -208,7 +208,9 @@ type Step struct {
 }
 
 // Aggregate groups rows by key columns, in the order keys first appear,
-// and computes one row per group. It holds its input in memory.
+// and computes one row per group. It keeps the state of at most 32,768
+// groups in memory; the rows of further groups wait in partition files
+// in $TMPDIR, aggregated one partition at a time at the end.
 type Aggregate struct {
 	// By lists the key columns.
 	By []string `yaml:"by"`
