@@ -146,6 +146,7 @@ func (a *Aggregate) aggregatePart(ctx context.Context, f *spillFile) (*spillFile
 type aggSource struct {
 	cur  arrow.RecordBatch // nil at the end
 	i    int               // the next row of cur
+	sel  int               // merge's selection of cur's rows, or -1
 	next func() (arrow.RecordBatch, error)
 	done func()
 }
@@ -213,30 +214,49 @@ func (a *Aggregate) merge(ctx context.Context, srcs []*aggSource, put func(arrow
 		}
 		return x.cur.Column(seq).(*array.Int64).Value(x.i) < y.cur.Column(seq).(*array.Int64).Value(y.i)
 	}
+	// A batch's rows are gathered from one selection per source batch
+	// (a selection per run of rows would make thousands, each counted
+	// at its batch's size), then put in merge order.
 	var (
-		sels []arrowx.Rows
-		held []arrow.RecordBatch // the batches sels point into
-		last arrow.RecordBatch
-		n    int
+		sels  []arrowx.Rows
+		held  []arrow.RecordBatch // the batches sels point into
+		picks [][2]int            // per row: selection, index in it
 	)
 	release := func() {
 		for _, b := range held {
 			b.Release()
 		}
-		held, sels, last, n = nil, nil, nil, 0
+		held, sels, picks = nil, nil, picks[:0]
+		for _, s := range srcs {
+			s.sel = -1
+		}
 	}
+	release()
 	defer release()
 	out := func() error {
-		if n == 0 {
+		if len(picks) == 0 {
 			return nil
 		}
+		at := make([]int64, len(sels)) // where each selection starts
+		for k := 1; k < len(sels); k++ {
+			at[k] = at[k-1] + int64(len(sels[k-1].Idx))
+		}
+		order := make([]int64, len(picks))
+		for i, p := range picks {
+			order[i] = at[p[0]] + int64(p[1])
+		}
 		cols, err := arrowx.TakeFrom(ctx, a.mem, sels)
-		rows := int64(n)
+		rows := int64(len(picks))
 		release()
 		if err != nil {
 			return fmt.Errorf("aggregate: %w", err)
 		}
-		return put(newBatch(a.outSchema.Fields(), cols, rows))
+		merged, err := arrowx.TakeColumns(ctx, a.mem, cols, order) // the same arrays when in order
+		releaseAll(cols)
+		if err != nil {
+			return fmt.Errorf("aggregate: %w", err)
+		}
+		return put(newBatch(a.outSchema.Fields(), merged, rows))
 	}
 	for {
 		var best *aggSource
@@ -248,21 +268,22 @@ func (a *Aggregate) merge(ctx context.Context, srcs []*aggSource, put func(arrow
 		if best == nil {
 			return out()
 		}
-		if best.cur != last {
+		if best.sel < 0 {
 			best.cur.Retain()
 			held = append(held, best.cur)
+			best.sel = len(sels)
 			sels = append(sels, arrowx.Rows{Cols: best.cur.Columns()})
-			last = best.cur
 		}
-		sels[len(sels)-1].Idx = append(sels[len(sels)-1].Idx, int64(best.i))
-		n++
+		picks = append(picks, [2]int{best.sel, len(sels[best.sel].Idx)})
+		sels[best.sel].Idx = append(sels[best.sel].Idx, int64(best.i))
 		best.i++
 		if best.i == int(best.cur.NumRows()) {
+			best.sel = -1
 			if err := best.advance(); err != nil {
 				return err
 			}
 		}
-		if n == aggOutRows {
+		if len(picks) == aggOutRows {
 			if err := context.Cause(ctx); err != nil {
 				return err
 			}
