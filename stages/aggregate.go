@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -153,9 +154,12 @@ func newAggregate(mem memory.Allocator, in *arrow.Schema, keep []int, cfg *confi
 		a.aggs = append(a.aggs, fn)
 		fields = append(fields, arrow.Field{Name: c.Name, Type: fn.typ, Nullable: true})
 	}
-	seen := map[string]bool{}
+	seen := map[string]bool{seqField: true}
 	for _, f := range fields {
 		if seen[f.Name] {
+			if f.Name == seqField {
+				return nil, fmt.Errorf("aggregate: %q is a name agora keeps for itself", seqField)
+			}
 			return nil, fmt.Errorf("aggregate: two columns named %q", f.Name)
 		}
 		seen[f.Name] = true
@@ -219,7 +223,7 @@ func (a *Aggregate) Process(ctx context.Context, full arrow.RecordBatch, _ *pipe
 // numbered returns the columns of full the aggregation reads and the
 // rows' numbers; the caller releases it.
 func (a *Aggregate) numbered(full arrow.RecordBatch) arrow.RecordBatch {
-	if a.keep == nil { // a partition's rows, numbered when first read
+	if a.level > 0 { // a partition's rows, numbered when first read
 		full.Retain()
 		return full
 	}
@@ -843,15 +847,20 @@ func cmpRows(a arrow.RecordBatch, i int, b arrow.RecordBatch, j int, keys []int)
 			}
 			continue
 		}
+		if xi, ok := x.(*array.Int64); ok { // exactly, past 2^53 too
+			if c := cmp.Compare(xi.Value(i), y.(*array.Int64).Value(j)); c != 0 {
+				return c
+			}
+			continue
+		}
 		if isNumeric(x.DataType()) {
 			var u, v float64
 			eachNumber(x, i, func(f float64) bool { u = f; return true })
 			eachNumber(y, j, func(f float64) bool { v = f; return true })
-			if u != v {
-				if u < v {
-					return -1
-				}
-				return 1
+			// A total order: NaN first, equal to itself; lessRow would
+			// otherwise order rows differently from one sort to the next.
+			if c := cmp.Compare(u, v); c != 0 {
+				return c
 			}
 			continue
 		}

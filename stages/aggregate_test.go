@@ -2,6 +2,7 @@ package stages
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -269,14 +270,20 @@ func TestAggregateKeepsCopiesOfStrings(t *testing.T) {
 // nulls and numbers, through an aggregate that keeps them all in memory
 // (the model) and through one that keeps a few and puts the rest in
 // partition files: 3,000 groups with 200 in memory (one level of files,
-// the output in several batches), and 300 with 5 (files split again, up
+// the output in batches of 64, the groups in memory written out in 4),
+// and 300 with 5 (files split again, up
 // to three levels deep; tiny budgets are in TestAggregate too). The rows
 // must be the same, in the same order, sorted or not; the files must be
 // there while rows come and gone after; the batches emitted must hold
 // aggOutRows groups (the last fewer).
 func TestAggregateSpillMatchesMemory(t *testing.T) {
 	s := tcSchema(t, "g:string", "k:int64", "v:string", "n:int64", "l:list<string>", "_line:int64")
-	for _, tc := range []struct{ groups, memGroups, rows int }{{3000, 200, 10000}, {300, 5, 1000}} {
+	for _, tc := range []struct {
+		groups, memGroups, rows int
+		outRows                 int64
+	}{{3000, 200, 10000, 64}, {300, 5, 1000, aggOutRows}} {
+		defer func(old int64) { aggOutRows = old }(aggOutRows)
+		aggOutRows = tc.outRows
 		r := rand.New(rand.NewPCG(3, 4))
 		var batches []string
 		line := 0
@@ -329,13 +336,13 @@ func TestAggregateSpillMatchesMemory(t *testing.T) {
 						t.Errorf("%d partition files for %d groups, %d in memory", len(files), tc.groups, groups)
 					}
 					var got []string
-					var sizes []int
+					var sizes []int64
 					err = a.FlushTo(t.Context(), func(b arrow.RecordBatch, _ *pipeline.Rejects) error {
 						defer b.Release()
 						if !b.Schema().Equal(a.Schema()) {
 							t.Errorf("schema %s, want %s", b.Schema(), a.Schema())
 						}
-						sizes = append(sizes, int(b.NumRows()))
+						sizes = append(sizes, b.NumRows())
 						got = append(got, tcRows(b)...)
 						return nil
 					})
@@ -344,7 +351,7 @@ func TestAggregateSpillMatchesMemory(t *testing.T) {
 					}
 					spillEmpty(t)
 					for i, n := range sizes {
-						if n > aggOutRows || n < aggOutRows && i < len(sizes)-1 || n == 0 {
+						if n > tc.outRows || n < tc.outRows && i < len(sizes)-1 || n == 0 {
 							t.Errorf("batch %d of %v holds %d groups", i, sizes, n)
 						}
 					}
@@ -379,5 +386,125 @@ func TestAggregateSpillError(t *testing.T) {
 	defer in.Release()
 	if _, err := a.Process(t.Context(), in, &pipeline.Rejects{}); err == nil || !strings.Contains(err.Error(), "spill") {
 		t.Fatalf("Process = %v, want an error naming the spill file", err)
+	}
+}
+
+// TestAggregateSortedTotalOrder: sorted keys that a plain < does not
+// order (NaN, -0 and 0, int64 past 2^53), or that compare equal though
+// distinct (lists), come out in one order, NaN first and equal keys in
+// first-seen order, whether every group is in
+// memory or all but one or two spill; with NaN compared by <, the merge
+// placed it differently from run to run.
+func TestAggregateSortedTotalOrder(t *testing.T) {
+	tests := []struct {
+		name  string
+		col   func(memory.Allocator) arrow.Array
+		lines []string // of the groups' first rows, in output order
+	}{
+		{"float64", func(mem memory.Allocator) arrow.Array {
+			b := array.NewFloat64Builder(mem)
+			defer b.Release()
+			b.AppendValues([]float64{3, math.NaN(), 1, 0, math.Copysign(0, -1), 2, math.NaN()}, nil)
+			return b.NewArray()
+		}, []string{"2", "4", "5", "3", "6", "1"}},
+		{"int64 past 2^53", func(mem memory.Allocator) arrow.Array {
+			b := array.NewInt64Builder(mem)
+			defer b.Release()
+			b.AppendValues([]int64{1<<60 + 2, 1<<60 + 1, 1 << 60, -1 << 60, 1<<60 + 3}, nil)
+			return b.NewArray()
+		}, []string{"4", "3", "2", "1", "5"}},
+		// Lists compare by their last number: 40 distinct keys, all equal.
+		{"list<int64> ties", func(mem memory.Allocator) arrow.Array {
+			b := array.NewListBuilder(mem, arrow.PrimitiveTypes.Int64)
+			defer b.Release()
+			for i := range 40 {
+				b.Append(true)
+				b.ValueBuilder().(*array.Int64Builder).AppendValues([]int64{int64(i), 5}, nil)
+			}
+			return b.NewArray()
+		}, strings.Fields("1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40")},
+	}
+	for _, tt := range tests {
+		for _, groups := range []int{AggregateMemGroups, 1, 2} {
+			t.Run(fmt.Sprintf("%s/%d groups in memory", tt.name, groups), func(t *testing.T) {
+				aggMemGroups(t, groups)
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer mem.AssertSize(t, 0)
+				x := tt.col(mem)
+				defer x.Release()
+				s := arrow.NewSchema([]arrow.Field{{Name: "x", Type: x.DataType(), Nullable: true}, {Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64}}, nil)
+				lb := array.NewInt64Builder(mem)
+				for i := range x.Len() {
+					lb.Append(int64(i + 1))
+				}
+				l := lb.NewArray()
+				lb.Release()
+				defer l.Release()
+				in := array.NewRecordBatch(s, []arrow.Array{x, l}, int64(x.Len()))
+				defer in.Release()
+				a, err := NewAggregate(mem, s, &config.Aggregate{By: []string{"x"}, Sort: true, Columns: []config.AggColumn{{Name: "n", Fn: "count"}}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer a.Close()
+				if _, err := a.Process(t.Context(), in, &pipeline.Rejects{}); err != nil {
+					t.Fatal(err)
+				}
+				out, err := a.Flush(t.Context(), &pipeline.Rejects{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer out.Release()
+				var got []string
+				for _, r := range tcRows(out) {
+					got = append(got, r[:strings.IndexByte(r, ':')])
+				}
+				tcEqual(t, "first lines", got, tt.lines)
+			})
+		}
+	}
+}
+
+// TestAggregateCloseWithoutFlush: a run that fails after an aggregate
+// spilled closes it without a flush; its partition files must go and
+// its memory be given back.
+func TestAggregateCloseWithoutFlush(t *testing.T) {
+	aggMemGroups(t, 2)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "g:string", "_line:int64")
+	a, err := NewAggregate(mem, s, &config.Aggregate{By: []string{"g"}, Columns: []config.AggColumn{{Name: "f", Fn: "first", Args: []string{"g"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := tcBatch(t, mem, s, `[{"g":"a","_line":1},{"g":"b","_line":2},{"g":"c","_line":3},{"g":"d","_line":4}]`)
+	_, err = a.Process(t.Context(), in, &pipeline.Rejects{})
+	in.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files, _ := os.ReadDir(SpillDir); len(files) == 0 {
+		t.Fatal("4 groups with 2 in memory made no partition file")
+	}
+	a.Close()
+	spillEmpty(t)
+}
+
+// TestPartOfSplitsAgain: the keys of one partition spread over the
+// partitions of the next level, so a partition with too many groups
+// splits instead of falling through to the last level in memory.
+func TestPartOfSplitsAgain(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for level := 0; level < aggMaxLevel-1; level++ {
+		next := map[int]bool{}
+		for range 4000 {
+			k := keyHash{r.Uint32(), r.Uint32(), r.Uint32()}
+			if partOf(k, level) == 3 {
+				next[partOf(k, level+1)] = true
+			}
+		}
+		if len(next) < aggParts {
+			t.Errorf("level %d: the keys of one partition go to %d of %d partitions at the next level", level, len(next), aggParts)
+		}
 	}
 }

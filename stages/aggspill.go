@@ -13,7 +13,10 @@ import (
 // AggregateMemGroups is how many groups an aggregate keeps state for in
 // memory (about 1.4 KB a group for Habermas round_outcomes, so some
 // 45 MB). The rows of groups past it go to temporary partition files in
-// SpillDir, aggregated one at a time at the end.
+// SpillDir, aggregated one at a time at the end with as many groups in
+// memory again; the groups in memory wait in a file meanwhile. Past
+// aggMaxLevel splits a partition is aggregated in memory whatever its
+// size.
 var AggregateMemGroups = 1 << 15
 
 const (
@@ -23,9 +26,6 @@ const (
 	// aggMaxLevel is how often rows are split at most (4 bits each, 32
 	// of the hash's bits); a partition that deep stays in memory.
 	aggMaxLevel = 8
-	// aggOutRows is how many groups an aggregate emits a batch, split
-	// alike whether it spilled or not.
-	aggOutRows = 4096
 	// aggBufBytes is the buffer of each partition file: 16 are open
 	// while rows come, and as many are read in the merge.
 	aggBufBytes = 256 << 10
@@ -34,6 +34,10 @@ const (
 	// sorted by key, equal keys in that order).
 	seqField = "__agora_row"
 )
+
+// aggOutRows is how many groups an aggregate emits a batch, split alike
+// whether it spilled or not (a variable for tests).
+var aggOutRows int64 = 4096
 
 // partOf is the partition of a key at a level.
 func partOf(k keyHash, level int) int {
@@ -78,14 +82,37 @@ func (a *Aggregate) flush(ctx context.Context, put func(arrow.RecordBatch) error
 	if err != nil {
 		return err
 	}
-	var srcs []*aggSource
+	if a.parts == nil {
+		if mem == nil {
+			return nil
+		}
+		src := batchSource(mem)
+		defer src.close()
+		return a.merge(ctx, []*aggSource{src}, put)
+	}
+	// Each partition is aggregated with as many groups in memory again:
+	// the groups in memory and every partition's groups wait in files,
+	// opened for the merge once all are written.
+	var runs []*spillFile
 	defer func() {
-		for _, s := range srcs {
-			s.close()
+		for _, f := range runs {
+			f.remove()
 		}
 	}()
 	if mem != nil {
-		srcs = append(srcs, batchSource(mem))
+		f, err := newSpillFileSize(a.outSchema, a.mem, aggBufBytes)
+		for lo := int64(0); err == nil && lo < mem.NumRows(); lo += aggOutRows {
+			part := mem.NewSlice(lo, min(lo+aggOutRows, mem.NumRows()))
+			err = f.write([]arrow.RecordBatch{part})
+			part.Release()
+		}
+		mem.Release()
+		if f != nil {
+			runs = append(runs, f)
+		}
+		if err != nil {
+			return fmt.Errorf("aggregate: %w", err)
+		}
 	}
 	for p, f := range a.parts {
 		if f == nil {
@@ -97,9 +124,18 @@ func (a *Aggregate) flush(ctx context.Context, put func(arrow.RecordBatch) error
 		if err != nil {
 			return err
 		}
-		s, err := fileSource(out)
+		runs = append(runs, out)
+	}
+	var srcs []*aggSource
+	defer func() {
+		for _, s := range srcs {
+			s.close()
+		}
+	}()
+	for len(runs) > 0 {
+		s, err := fileSource(runs[0]) // which removes the file when closed
+		runs = runs[1:]
 		if err != nil {
-			out.remove()
 			return err
 		}
 		srcs = append(srcs, s)
@@ -115,7 +151,6 @@ func (a *Aggregate) aggregatePart(ctx context.Context, f *spillFile) (*spillFile
 		return nil, err
 	}
 	defer sub.Close()
-	sub.memGroups = a.memGroups
 	err = f.each(func(b arrow.RecordBatch) error {
 		if err := context.Cause(ctx); err != nil {
 			return err
@@ -156,10 +191,12 @@ func batchSource(b arrow.RecordBatch) *aggSource {
 	return &aggSource{cur: b, next: func() (arrow.RecordBatch, error) { return nil, nil }, done: func() {}}
 }
 
-// fileSource is a run read from f, which it removes when closed.
+// fileSource is a run read from f, which it removes when closed (or at
+// once, when it fails).
 func fileSource(f *spillFile) (*aggSource, error) {
 	r, err := f.open()
 	if err != nil {
+		f.remove()
 		return nil, err
 	}
 	s := &aggSource{
@@ -173,7 +210,11 @@ func fileSource(f *spillFile) (*aggSource, error) {
 		},
 		done: func() { r.Release(); f.remove() },
 	}
-	return s, s.advance()
+	if err := s.advance(); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // advance moves to the next non-empty batch, releasing the current one.
@@ -283,7 +324,7 @@ func (a *Aggregate) merge(ctx context.Context, srcs []*aggSource, put func(arrow
 				return err
 			}
 		}
-		if len(picks) == aggOutRows {
+		if int64(len(picks)) == aggOutRows {
 			if err := context.Cause(ctx); err != nil {
 				return err
 			}

@@ -157,7 +157,7 @@ func init() {
 		}}, nil
 	})
 
-	Register("lead", "[column], by: [key columns]", "The value of the next row with the same key (input order); null on a key's last row. Keeps a 12-byte hash per key and, per row, the next row's number and the value; the rows themselves go to a temporary file.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+	Register("lead", "[column], by: [key columns]", "The value of the next row with the same key (input order); null on a key's last row. Keeps a 12-byte hash and a row number per key and, per row, the next row's number and a copy of the value; the rows themselves go to a temporary file when the column and keys are the step's input (not derived in the same step).", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
 		idx, err := argColumns(in, d, 1)
 		if err != nil {
 			return nil, err
