@@ -827,7 +827,8 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 }
 
 // lessRow orders rows i and j by the key columns: nulls first, numbers
-// numerically, everything else by its string form.
+// numerically (int64 exactly, NaN before every other number), everything
+// else by its string form.
 func lessRow(b arrow.RecordBatch, keys []int, i, j int) bool {
 	return cmpRows(b, i, b, j, keys) < 0
 }
