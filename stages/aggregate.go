@@ -284,20 +284,7 @@ func (a *Aggregate) FlushTo(ctx context.Context, emit func(arrow.RecordBatch, *p
 // Flush emits one row per group, in one batch (what FlushTo emits,
 // joined).
 func (a *Aggregate) Flush(ctx context.Context, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
-	var outs []arrow.RecordBatch
-	defer func() {
-		for _, b := range outs {
-			b.Release()
-		}
-	}()
-	err := a.FlushTo(ctx, func(b arrow.RecordBatch, _ *pipeline.Rejects) error {
-		outs = append(outs, b)
-		return nil
-	})
-	if err != nil || len(outs) == 0 {
-		return nil, err
-	}
-	return arrowx.ConcatBatches(a.mem, a.schema, outs)
+	return joinFlush(ctx, a.mem, a.schema, rej, a.FlushTo)
 }
 
 // inMemory returns a batch (outSchema) of the groups in memory, in output

@@ -20,23 +20,8 @@ import (
 // returns the flushed rows.
 func aggRun(t *testing.T, mem memory.Allocator, s *arrow.Schema, cfg *config.Aggregate, batches ...string) []string {
 	t.Helper()
-	a, err := NewAggregate(mem, s, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := aggFeed(t, mem, s, cfg, batches...)
 	defer a.Close()
-	for i, js := range batches {
-		in := tcBatch(t, mem, s, js)
-		out, err := a.Process(t.Context(), in, &pipeline.Rejects{})
-		in.Release() // the aggregate must keep what it needs itself
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out != nil {
-			out.Release()
-			t.Fatalf("batch %d: Process returned a batch; an aggregate emits at Flush", i)
-		}
-	}
 	out, err := a.Flush(t.Context(), &pipeline.Rejects{})
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +34,29 @@ func aggRun(t *testing.T, mem memory.Allocator, s *arrow.Schema, cfg *config.Agg
 		t.Errorf("schema %s, want %s", out.Schema(), a.Schema())
 	}
 	return tcRows(out)
+}
+
+// aggFeed makes an aggregate and feeds it batches (JSON arrays of rows),
+// which it must not return; the caller closes it.
+func aggFeed(t *testing.T, mem memory.Allocator, s *arrow.Schema, cfg *config.Aggregate, batches ...string) *Aggregate {
+	t.Helper()
+	a, err := NewAggregate(mem, s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, js := range batches {
+		in := tcBatch(t, mem, s, js)
+		out, err := a.Process(t.Context(), in, &pipeline.Rejects{})
+		in.Release() // the aggregate must keep what it needs itself
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != nil {
+			out.Release()
+			t.Fatalf("batch %d: Process returned a batch; an aggregate emits at Flush", i)
+		}
+	}
+	return a
 }
 
 func TestAggregate(t *testing.T) {
@@ -117,17 +125,25 @@ func TestAggregate(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		// The same groups whether all are in memory or all but the first
-		// (or two) go to partition files.
-		for _, groups := range []int{AggregateMemGroups, 1, 2} {
-			t.Run(fmt.Sprintf("%s/%d groups in memory", tt.name, groups), func(t *testing.T) {
-				aggMemGroups(t, groups)
-				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-				defer mem.AssertSize(t, 0)
-				tcEqual(t, "rows", aggRun(t, mem, s, &tt.cfg, batches...), tt.want)
-				spillEmpty(t)
-			})
-		}
+		atBudgets(t, tt.name, func(t *testing.T, mem memory.Allocator) {
+			tcEqual(t, "rows", aggRun(t, mem, s, &tt.cfg, batches...), tt.want)
+		})
+	}
+}
+
+// atBudgets runs f as subtests with every group in memory and with all
+// but the first (or two) in partition files: each in a spill folder of
+// its own that must end empty, with a checked allocator that must end
+// empty. The groups must be the same whatever the budget.
+func atBudgets(t *testing.T, name string, f func(t *testing.T, mem memory.Allocator)) {
+	for _, groups := range []int{AggregateMemGroups, 1, 2} {
+		t.Run(fmt.Sprintf("%s/%d groups in memory", name, groups), func(t *testing.T) {
+			aggMemGroups(t, groups)
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			f(t, mem)
+			spillEmpty(t)
+		})
 	}
 }
 
@@ -318,26 +334,15 @@ func TestAggregateSpillMatchesMemory(t *testing.T) {
 					aggMemGroups(t, groups)
 					mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 					defer mem.AssertSize(t, 0)
-					a, err := NewAggregate(mem, s, cfg)
-					if err != nil {
-						t.Fatal(err)
-					}
+					a := aggFeed(t, mem, s, cfg, batches...)
 					defer a.Close()
-					for _, js := range batches {
-						in := tcBatch(t, mem, s, js)
-						_, err := a.Process(t.Context(), in, &pipeline.Rejects{})
-						in.Release()
-						if err != nil {
-							t.Fatal(err)
-						}
-					}
 					files, _ := os.ReadDir(SpillDir)
 					if spills := groups < tc.groups; spills != (len(files) > 0) {
 						t.Errorf("%d partition files for %d groups, %d in memory", len(files), tc.groups, groups)
 					}
 					var got []string
 					var sizes []int64
-					err = a.FlushTo(t.Context(), func(b arrow.RecordBatch, _ *pipeline.Rejects) error {
+					err := a.FlushTo(t.Context(), func(b arrow.RecordBatch, _ *pipeline.Rejects) error {
 						defer b.Release()
 						if !b.Schema().Equal(a.Schema()) {
 							t.Errorf("schema %s, want %s", b.Schema(), a.Schema())
@@ -425,43 +430,38 @@ func TestAggregateSortedTotalOrder(t *testing.T) {
 		}, strings.Fields("1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40")},
 	}
 	for _, tt := range tests {
-		for _, groups := range []int{AggregateMemGroups, 1, 2} {
-			t.Run(fmt.Sprintf("%s/%d groups in memory", tt.name, groups), func(t *testing.T) {
-				aggMemGroups(t, groups)
-				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-				defer mem.AssertSize(t, 0)
-				x := tt.col(mem)
-				defer x.Release()
-				s := arrow.NewSchema([]arrow.Field{{Name: "x", Type: x.DataType(), Nullable: true}, {Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64}}, nil)
-				lb := array.NewInt64Builder(mem)
-				for i := range x.Len() {
-					lb.Append(int64(i + 1))
-				}
-				l := lb.NewArray()
-				lb.Release()
-				defer l.Release()
-				in := array.NewRecordBatch(s, []arrow.Array{x, l}, int64(x.Len()))
-				defer in.Release()
-				a, err := NewAggregate(mem, s, &config.Aggregate{By: []string{"x"}, Sort: true, Columns: []config.AggColumn{{Name: "n", Fn: "count"}}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer a.Close()
-				if _, err := a.Process(t.Context(), in, &pipeline.Rejects{}); err != nil {
-					t.Fatal(err)
-				}
-				out, err := a.Flush(t.Context(), &pipeline.Rejects{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer out.Release()
-				var got []string
-				for _, r := range tcRows(out) {
-					got = append(got, r[:strings.IndexByte(r, ':')])
-				}
-				tcEqual(t, "first lines", got, tt.lines)
-			})
-		}
+		atBudgets(t, tt.name, func(t *testing.T, mem memory.Allocator) {
+			x := tt.col(mem)
+			defer x.Release()
+			s := arrow.NewSchema([]arrow.Field{{Name: "x", Type: x.DataType(), Nullable: true}, {Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64}}, nil)
+			lb := array.NewInt64Builder(mem)
+			for i := range x.Len() {
+				lb.Append(int64(i + 1))
+			}
+			l := lb.NewArray()
+			lb.Release()
+			defer l.Release()
+			in := array.NewRecordBatch(s, []arrow.Array{x, l}, int64(x.Len()))
+			defer in.Release()
+			a, err := NewAggregate(mem, s, &config.Aggregate{By: []string{"x"}, Sort: true, Columns: []config.AggColumn{{Name: "n", Fn: "count"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			if _, err := a.Process(t.Context(), in, &pipeline.Rejects{}); err != nil {
+				t.Fatal(err)
+			}
+			out, err := a.Flush(t.Context(), &pipeline.Rejects{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Release()
+			var got []string
+			for _, r := range tcRows(out) {
+				got = append(got, r[:strings.IndexByte(r, ':')])
+			}
+			tcEqual(t, "first lines", got, tt.lines)
+		})
 	}
 }
 
@@ -473,16 +473,8 @@ func TestAggregateCloseWithoutFlush(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	s := tcSchema(t, "g:string", "_line:int64")
-	a, err := NewAggregate(mem, s, &config.Aggregate{By: []string{"g"}, Columns: []config.AggColumn{{Name: "f", Fn: "first", Args: []string{"g"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := tcBatch(t, mem, s, `[{"g":"a","_line":1},{"g":"b","_line":2},{"g":"c","_line":3},{"g":"d","_line":4}]`)
-	_, err = a.Process(t.Context(), in, &pipeline.Rejects{})
-	in.Release()
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := aggFeed(t, mem, s, &config.Aggregate{By: []string{"g"}, Columns: []config.AggColumn{{Name: "f", Fn: "first", Args: []string{"g"}}}},
+		`[{"g":"a","_line":1},{"g":"b","_line":2},{"g":"c","_line":3},{"g":"d","_line":4}]`)
 	if files, _ := os.ReadDir(SpillDir); len(files) == 0 {
 		t.Fatal("4 groups with 2 in memory made no partition file")
 	}

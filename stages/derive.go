@@ -282,14 +282,24 @@ func (d *Derive) FlushTo(ctx context.Context, emit func(arrow.RecordBatch, *pipe
 // Flush derives over every held row and returns them as one batch (what
 // FlushTo emits, joined).
 func (d *Derive) Flush(ctx context.Context, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
+	return joinFlush(ctx, d.mem, d.Schema(), rej, d.FlushTo)
+}
+
+// joinFlush runs a StreamFlusher's FlushTo and returns what it emits as
+// one batch of schema s (nil for nothing), with the rejects merged into
+// rej: a Flusher's Flush.
+func joinFlush(ctx context.Context, mem memory.Allocator, s *arrow.Schema, rej *pipeline.Rejects,
+	flushTo func(context.Context, func(arrow.RecordBatch, *pipeline.Rejects) error) error) (arrow.RecordBatch, error) {
 	var outs []arrow.RecordBatch
 	defer func() {
 		for _, b := range outs {
 			b.Release()
 		}
 	}()
-	err := d.FlushTo(ctx, func(b arrow.RecordBatch, r *pipeline.Rejects) error {
-		rej.Merge(r)
+	err := flushTo(ctx, func(b arrow.RecordBatch, r *pipeline.Rejects) error {
+		if rej != nil && r != nil {
+			rej.Merge(r)
+		}
 		outs = append(outs, b)
 		return nil
 	})
@@ -300,7 +310,7 @@ func (d *Derive) Flush(ctx context.Context, rej *pipeline.Rejects) (arrow.Record
 		outs[0].Retain()
 		return outs[0], nil
 	}
-	return arrowx.ConcatBatches(d.mem, d.Schema(), outs)
+	return arrowx.ConcatBatches(mem, s, outs)
 }
 
 func (d *Derive) apply(in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
