@@ -1,6 +1,8 @@
 package stages
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -498,5 +500,51 @@ func TestPartOfSplitsAgain(t *testing.T) {
 		if len(next) < aggParts {
 			t.Errorf("level %d: the keys of one partition go to %d of %d partitions at the next level", level, len(next), aggParts)
 		}
+	}
+}
+
+// TestAggregateFlushStops: a flush that spilled stops at a cancelled
+// context or at an emit that fails, returns why, and leaves no file and
+// no Arrow memory behind.
+func TestAggregateFlushStops(t *testing.T) {
+	var rows []string
+	for i := range 300 {
+		rows = append(rows, fmt.Sprintf(`{"g":"g%d","_line":%d}`, i, i+1))
+	}
+	batch := "[" + strings.Join(rows, ",") + "]"
+	stop := errors.New("downstream failed")
+	for _, tt := range []struct {
+		name   string
+		cancel bool
+		want   error
+	}{{"cancelled", true, context.Canceled}, {"emit fails", false, stop}} {
+		t.Run(tt.name, func(t *testing.T) {
+			aggMemGroups(t, 10)
+			defer func(old int64) { aggOutRows = old }(aggOutRows)
+			aggOutRows = 16
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			s := tcSchema(t, "g:string", "_line:int64")
+			a := aggFeed(t, mem, s, &config.Aggregate{By: []string{"g"}, Sort: true, Columns: []config.AggColumn{{Name: "n", Fn: "count"}}}, batch)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			if tt.cancel {
+				cancel()
+			}
+			emitted := 0
+			err := a.FlushTo(ctx, func(b arrow.RecordBatch, _ *pipeline.Rejects) error {
+				b.Release()
+				emitted++
+				return stop
+			})
+			if !errors.Is(err, tt.want) {
+				t.Errorf("FlushTo = %v, want %v", err, tt.want)
+			}
+			if emitted > 1 {
+				t.Errorf("%d batches emitted after the first failed", emitted)
+			}
+			a.Close()
+			spillEmpty(t)
+		})
 	}
 }
