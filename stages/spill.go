@@ -45,6 +45,9 @@ func newSpillFileSize(schema *arrow.Schema, mem memory.Allocator, size int) (*sp
 
 // write appends batches; the caller keeps its references.
 func (s *spillFile) write(bs []arrow.RecordBatch) error {
+	if s.w == nil {
+		return fmt.Errorf("spill %s: written after it was read", s.f.Name())
+	}
 	for _, b := range bs {
 		if err := s.w.Write(b); err != nil {
 			return fmt.Errorf("spill %s: %w", s.f.Name(), err)
@@ -69,16 +72,21 @@ func (s *spillFile) each(fn func(arrow.RecordBatch) error) error {
 	return s.readErr(r)
 }
 
-// open ends the writing and returns a reader of the batches from the
-// start; the caller releases it. A batch the reader returns is valid
-// until its next call to Next.
+// open ends the writing, lets the write buffer go and returns a reader
+// of the batches from the start; the caller releases it. A batch the
+// reader returns is valid until its next call to Next. The file can be
+// opened once.
 func (s *spillFile) open() (*ipc.Reader, error) {
+	if s.w == nil {
+		return nil, fmt.Errorf("spill %s: read twice", s.f.Name())
+	}
 	if err := s.w.Close(); err != nil {
 		return nil, fmt.Errorf("spill %s: %w", s.f.Name(), err)
 	}
 	if err := s.buf.Flush(); err != nil {
 		return nil, fmt.Errorf("spill %s: %w", s.f.Name(), err)
 	}
+	s.w, s.buf = nil, nil // the write buffer need not stay while the file is read
 	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("spill %s: %w", s.f.Name(), err)
 	}
@@ -100,7 +108,9 @@ func (s *spillFile) readErr(r *ipc.Reader) error {
 
 // remove closes and deletes the file.
 func (s *spillFile) remove() {
-	s.w.Close()
+	if s.w != nil {
+		s.w.Close()
+	}
 	s.f.Close()
 	os.Remove(s.f.Name())
 }
