@@ -152,9 +152,8 @@ func atBudgets(t *testing.T, name string, f func(t *testing.T, mem memory.Alloca
 // aggMemGroups sets AggregateMemGroups, and SpillDir to a new folder, for
 // a test.
 func aggMemGroups(t testing.TB, groups int) {
-	oldGroups, oldDir := AggregateMemGroups, SpillDir
-	AggregateMemGroups, SpillDir = groups, t.TempDir()
-	t.Cleanup(func() { AggregateMemGroups, SpillDir = oldGroups, oldDir })
+	setForTest(t, &AggregateMemGroups, groups)
+	setForTest(t, &SpillDir, t.TempDir())
 }
 
 func TestAggregateSchulze(t *testing.T) {
@@ -300,8 +299,7 @@ func TestAggregateSpillMatchesMemory(t *testing.T) {
 		groups, memGroups, rows int
 		outRows                 int64
 	}{{3000, 200, 10000, 64}, {300, 5, 1000, aggOutRows}} {
-		defer func(old int64) { aggOutRows = old }(aggOutRows)
-		aggOutRows = tc.outRows
+		setForTest(t, &aggOutRows, tc.outRows)
 		r := rand.New(rand.NewPCG(3, 4))
 		var batches []string
 		line := 0
@@ -380,7 +378,7 @@ func TestAggregateSpillMatchesMemory(t *testing.T) {
 // error, not a lost group.
 func TestAggregateSpillError(t *testing.T) {
 	aggMemGroups(t, 1)
-	SpillDir += "/missing"
+	setForTest(t, &SpillDir, SpillDir+"/missing")
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	s := tcSchema(t, "g:string", "_line:int64")
@@ -520,8 +518,7 @@ func TestAggregateFlushStops(t *testing.T) {
 	}{{"cancelled", true, context.Canceled}, {"emit fails", false, stop}} {
 		t.Run(tt.name, func(t *testing.T) {
 			aggMemGroups(t, 10)
-			defer func(old int64) { aggOutRows = old }(aggOutRows)
-			aggOutRows = 16
+			setForTest(t, &aggOutRows, 16)
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			s := tcSchema(t, "g:string", "_line:int64")

@@ -277,11 +277,8 @@ func TestDeriveConflictingDuplicate(t *testing.T) {
 	// batch, or spilled from the start.
 	for _, spill := range []int64{1 << 40, 100, 1} {
 		t.Run(fmt.Sprintf("spill=%d", spill), func(t *testing.T) {
-			defer func(old int64) { SpillBytes = old }(SpillBytes)
-			SpillBytes = spill
-			tmp := t.TempDir()
-			defer func(old string) { SpillDir = old }(SpillDir)
-			SpillDir = tmp
+			setForTest(t, &SpillBytes, spill)
+			setForTest(t, &SpillDir, t.TempDir())
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			s := tcSchema(t, "pair:string", "turn:int64", "label:string", "_line:int64")
@@ -348,10 +345,7 @@ func TestDeriveConflictingDuplicate(t *testing.T) {
 			if again != nil || err != nil {
 				t.Errorf("second Flush = %v, %v; want nil, nil", again, err)
 			}
-
-			if left, _ := os.ReadDir(tmp); len(left) != 0 {
-				t.Errorf("spill files left behind: %v", left)
-			}
+			spillEmpty(t)
 		})
 	}
 }
@@ -547,9 +541,8 @@ func TestDeriveLead(t *testing.T) {
 	for _, spill := range []int64{1 << 40, 100, 1} {
 		for _, derived := range []bool{false, true} {
 			t.Run(fmt.Sprintf("spill=%d,derived=%v", spill, derived), func(t *testing.T) {
-				defer func(old int64) { SpillBytes = old }(SpillBytes)
-				SpillBytes = spill
-				aggMemGroups(t, AggregateMemGroups) // a spill folder of its own
+				setForTest(t, &SpillBytes, spill)
+				setForTest(t, &SpillDir, t.TempDir())
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				defer mem.AssertSize(t, 0)
 				s := tcSchema(t, "r:string", "v:string", "_line:int64")

@@ -129,12 +129,19 @@ func spillEmpty(t testing.TB) {
 	}
 }
 
+// setForTest sets *p to v for a test or benchmark and puts the old value
+// back when it ends (the package's budgets and SpillDir are variables).
+func setForTest[T any](t testing.TB, p *T, v T) {
+	old := *p
+	*p = v
+	t.Cleanup(func() { *p = old })
+}
+
 // spillKeys sets UniqueMemKeys and SpillDir for a test and puts them back
 // when it ends.
 func spillKeys(t testing.TB, memKeys int, dir string) {
-	oldKeys, oldDir := UniqueMemKeys, SpillDir
-	UniqueMemKeys, SpillDir = memKeys, dir
-	t.Cleanup(func() { UniqueMemKeys, SpillDir = oldKeys, oldDir })
+	setForTest(t, &UniqueMemKeys, memKeys)
+	setForTest(t, &SpillDir, dir)
 }
 
 // TestKeySetSpillError: a key file that cannot be made is an error naming

@@ -12,7 +12,7 @@ import (
 // writing or reading it again after that is an error naming the file,
 // not a crash, and remove deletes it.
 func TestSpillFileReadOnce(t *testing.T) {
-	aggMemGroups(t, AggregateMemGroups) // a spill folder of its own
+	setForTest(t, &SpillDir, t.TempDir())
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	s := tcSchema(t, "g:string", "_line:int64")

@@ -360,9 +360,7 @@ func BenchmarkAggregate(b *testing.B) {
 	}}
 	for _, groups := range []int{1 << 20, 4096} {
 		b.Run(fmt.Sprintf("memGroups=%d", groups), func(b *testing.B) {
-			old, oldDir := AggregateMemGroups, SpillDir
-			AggregateMemGroups, SpillDir = groups, b.TempDir()
-			defer func() { AggregateMemGroups, SpillDir = old, oldDir }()
+			aggMemGroups(b, groups)
 			for b.Loop() {
 				a, err := NewAggregate(mem, s, cfg)
 				if err != nil {
