@@ -1,6 +1,8 @@
 package sinks
 
 import (
+	"bytes"
+	"hash/maphash"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -18,14 +20,22 @@ import (
 //     arrow-go's sync.Pool loses its encoders (and their history) at
 //     every collection.
 //
+// It also remembers the frames of the last large pages (pageCache): a page
+// identical to one compressed a moment ago is not compressed again. The
+// three style partitions of CrowdRAG-25 responses write the same dictionary
+// of sources in every row group, because each style holds the same topics
+// in the same order; pipeline.yaml sizes those row groups by rows so that
+// they line up.
+//
 // CompressBound stays the wrapped codec's: arrow-go's column writer grows
 // one buffer to it and reuses that buffer for every page of a column
 // chunk, so a smaller estimate would cost an allocation per page that
 // compresses worse than the estimate.
 type pageZstd struct {
 	fullCodec
-	mu   sync.Mutex
-	free map[zstd.EncoderLevel][]*zstd.Encoder
+	mu    sync.Mutex
+	free  map[zstd.EncoderLevel][]*zstd.Encoder
+	cache pageCache
 }
 
 // maxFreeEncoders bounds the encoders kept per level (each holds about
@@ -50,8 +60,92 @@ func (z *pageZstd) EncodeLevel(dst, src []byte, level int) []byte {
 		// wrapped codec still compresses.
 		return z.fullCodec.EncodeLevel(dst, src, level)
 	}
-	defer z.put(l, enc)
-	return enc.EncodeAll(src, dst[:0])
+	if len(src) < cacheMinPage {
+		defer z.put(l, enc)
+		return enc.EncodeAll(src, dst[:0])
+	}
+	z.put(l, enc)
+	sum := maphash.Bytes(cacheSeed, src)
+	if out, ok := z.cache.get(l, sum, src, dst[:0]); ok {
+		return out
+	}
+	enc, err = z.get(l)
+	if err != nil {
+		return z.fullCodec.EncodeLevel(dst, src, level)
+	}
+	out := enc.EncodeAll(src, dst[:0])
+	z.put(l, enc)
+	z.cache.add(l, sum, src, out)
+	return out
+}
+
+// cacheMinPage is the smallest page whose frame is remembered: dictionary
+// pages of long texts are megabytes, and hashing and copying a page costs a
+// small part of compressing it.
+const cacheMinPage = 256 << 10
+
+// cacheBytes bounds the pages and frames a pageCache holds. The row groups
+// of one table's partitions fill within a few megabytes of pages of each
+// other, while other tables write theirs.
+const cacheBytes = 16 << 20
+
+// cacheSeed hashes pages for the cache; a hit is then compared byte for
+// byte, so the hash only picks the candidate.
+var cacheSeed = maphash.MakeSeed()
+
+// pageCache holds the last large pages compressed and their frames, oldest
+// first, at most cacheBytes of them. zstd is deterministic for a level and
+// these options, so a remembered frame is the frame compressing would give.
+type pageCache struct {
+	mu      sync.Mutex
+	entries []cachedPage
+	bytes   int
+	limit   int   // cacheBytes; tests set less
+	hits    int64 // pages found
+	misses  int64 // pages compressed and added
+}
+
+type cachedPage struct {
+	level      zstd.EncoderLevel
+	sum        uint64
+	src, frame []byte
+}
+
+// get appends the frame of a remembered page equal to src to dst.
+func (c *pageCache) get(l zstd.EncoderLevel, sum uint64, src, dst []byte) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.entries) - 1; i >= 0; i-- {
+		e := &c.entries[i]
+		if e.sum == sum && e.level == l && bytes.Equal(e.src, src) {
+			c.hits++
+			return append(dst, e.frame...), true
+		}
+	}
+	c.misses++
+	return dst, false
+}
+
+// add remembers a page and its frame (copies of both), letting the oldest
+// go past cacheBytes and reusing their storage.
+func (c *pageCache) add(l zstd.EncoderLevel, sum uint64, src, frame []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.limit == 0 {
+		c.limit = cacheBytes
+	}
+	var spare cachedPage
+	for len(c.entries) > 0 && c.bytes+len(src)+len(frame) > c.limit {
+		spare = c.entries[0]
+		c.bytes -= len(spare.src) + len(spare.frame)
+		c.entries = append(c.entries[:0], c.entries[1:]...)
+	}
+	if len(src)+len(frame) > c.limit {
+		return
+	}
+	e := cachedPage{level: l, sum: sum, src: append(spare.src[:0], src...), frame: append(spare.frame[:0], frame...)}
+	c.entries = append(c.entries, e)
+	c.bytes += len(e.src) + len(e.frame)
 }
 
 func (z *pageZstd) get(l zstd.EncoderLevel) (*zstd.Encoder, error) {

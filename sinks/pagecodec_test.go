@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/klauspost/compress/zstd"
 )
 
 // TestPageZstdSameBytes checks that the registered zstd codec frames pages
@@ -103,4 +104,91 @@ func TestPageZstdConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
+}
+
+// newPageZstd is a codec of its own, with its own cache, for a test.
+func newPageZstd(t *testing.T) *pageZstd {
+	t.Helper()
+	c, err := compress.GetCodec(compress.Codecs.Zstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &pageZstd{fullCodec: c.(*pageZstd).fullCodec, free: map[zstd.EncoderLevel][]*zstd.Encoder{}}
+}
+
+// textPage is n bytes of compressible text that differ with seed.
+func textPage(n int, seed uint64) []byte {
+	rnd := rand.New(rand.NewPCG(seed, 7))
+	var b bytes.Buffer
+	for b.Len() < n {
+		fmt.Fprintf(&b, "source %d says %d; ", rnd.IntN(1000), rnd.IntN(50))
+	}
+	return b.Bytes()[:n]
+}
+
+// TestPageCache: a large page compressed again is taken from the cache
+// with the frame compressing gives; small pages, other levels and other
+// bytes under the same hash are not; the cache keeps at most its limit,
+// oldest out first.
+func TestPageCache(t *testing.T) {
+	big := cacheMinPage + 1000
+	for _, tc := range []struct {
+		name       string
+		pages      [][]byte
+		levels     []int
+		hits, miss int64
+	}{
+		{"same page twice", [][]byte{textPage(big, 1), textPage(big, 1)}, []int{1, 1}, 1, 1},
+		{"same page three times", [][]byte{textPage(big, 1), textPage(big, 1), textPage(big, 1)}, []int{1, 1, 1}, 2, 1},
+		{"two pages", [][]byte{textPage(big, 1), textPage(big, 2), textPage(big, 1)}, []int{1, 1, 1}, 1, 2},
+		{"another level", [][]byte{textPage(big, 1), textPage(big, 1)}, []int{1, 3}, 0, 2},
+		{"small pages are not kept", [][]byte{textPage(1000, 1), textPage(1000, 1)}, []int{1, 1}, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			z := newPageZstd(t)
+			for i, p := range tc.pages {
+				var buf bytes.Buffer
+				buf.Grow(int(z.CompressBound(int64(len(p)))))
+				got := z.EncodeLevel(buf.Bytes(), p, tc.levels[i])
+				if want := z.fullCodec.EncodeLevel(nil, p, tc.levels[i]); !bytes.Equal(got, want) {
+					t.Fatalf("page %d: frame differs from arrow-go's", i)
+				}
+			}
+			if z.cache.hits != tc.hits || z.cache.misses != tc.miss {
+				t.Errorf("hits %d, misses %d; want %d, %d", z.cache.hits, z.cache.misses, tc.hits, tc.miss)
+			}
+		})
+	}
+
+	t.Run("same hash other bytes", func(t *testing.T) {
+		var c pageCache
+		a, b := textPage(1000, 1), textPage(1000, 2)
+		c.add(zstd.SpeedFastest, 42, a, []byte("frame of a"))
+		if _, ok := c.get(zstd.SpeedFastest, 42, b, nil); ok {
+			t.Fatal("a page was taken for another with the same hash")
+		}
+		if got, ok := c.get(zstd.SpeedFastest, 42, a, []byte("x")); !ok || string(got) != "xframe of a" {
+			t.Fatalf("got %q, %v", got, ok)
+		}
+	})
+
+	t.Run("oldest go past the limit", func(t *testing.T) {
+		c := pageCache{limit: 3 * 1100}
+		for i := range uint64(5) {
+			c.add(zstd.SpeedFastest, i, textPage(1000, i), make([]byte, 100))
+			if c.bytes > c.limit {
+				t.Fatalf("after page %d: %d bytes over %d", i, c.bytes, c.limit)
+			}
+		}
+		for i := range uint64(5) {
+			_, ok := c.get(zstd.SpeedFastest, i, textPage(1000, i), nil)
+			if want := i >= 2; ok != want {
+				t.Errorf("page %d kept %v, want %v", i, ok, want)
+			}
+		}
+		c.add(zstd.SpeedFastest, 9, textPage(4000, 9), nil)
+		if _, ok := c.get(zstd.SpeedFastest, 9, textPage(4000, 9), nil); ok || c.bytes > c.limit {
+			t.Fatalf("a page over the limit was kept (%d bytes)", c.bytes)
+		}
+	})
 }

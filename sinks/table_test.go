@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -688,4 +689,85 @@ func oneRowBatches(n int) []string {
 		rows = append(rows, fmt.Sprintf(`[{"id":"%d","_line":%d}]`, i, i+1))
 	}
 	return rows
+}
+
+// TestPartitionsShareDictionaryPages: partitions holding the same texts in
+// the same order, in row groups of as many rows, write the same dictionary
+// pages, and the zstd codec compresses each once (the pages are large
+// enough to be remembered). Every row reads back.
+func TestPartitionsShareDictionaryPages(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.BinaryTypes.String},
+		{Name: "style", Type: arrow.BinaryTypes.String},
+		{Name: "source", Type: arrow.BinaryTypes.String},
+	}, nil)
+	texts := make([]string, 8)
+	for i := range texts {
+		texts[i] = string(textPage(cacheMinPage/3, uint64(i)))
+	}
+	bld := array.NewRecordBuilder(mem, schema)
+	for i, text := range texts {
+		for _, style := range []string{"bullet", "essay", "news"} {
+			bld.Field(0).(*array.StringBuilder).Append(fmt.Sprint(style, i))
+			bld.Field(1).(*array.StringBuilder).Append(style)
+			bld.Field(2).(*array.StringBuilder).Append(text)
+		}
+	}
+	b := bld.NewRecordBatch()
+	bld.Release()
+	defer b.Release()
+
+	w := config.DefaultWriter
+	w.Dictionary = []string{"source"}
+	w.NoStatistics = []string{"source"}
+	w.RowGroupRows = 4 // two row groups a partition, four texts each
+	c, err := compress.GetCodec(compress.Codecs.Zstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := &c.(*pageZstd).cache
+	cache.mu.Lock()
+	hits := cache.hits
+	cache.mu.Unlock()
+	root := t.TempDir()
+	sink, err := NewTable(root, "t", schema, []string{"style"}, w, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Write(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	files, err := sink.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache.mu.Lock()
+	hits = cache.hits - hits
+	cache.mu.Unlock()
+	// The first row groups are written one partition after another:
+	// essay's and news's pages are bullet's. The last ones are written as
+	// the files close, all at once, so they may all be compressed.
+	if hits < 2 {
+		t.Errorf("%d dictionary pages taken from the cache, want at least 2", hits)
+	}
+	if len(files) != 3 {
+		t.Fatalf("%d files, want 3", len(files))
+	}
+	for _, f := range files {
+		_, rows := readBack(t, mem, filepath.Join(root, f.Path))
+		if len(rows) != len(texts) {
+			t.Fatalf("%s: %d rows, want %d", f.Path, len(rows), len(texts))
+		}
+		for i, r := range rows {
+			var row struct{ Source string }
+			if err := json.Unmarshal([]byte(r), &row); err != nil {
+				t.Fatal(err)
+			}
+			if row.Source != texts[i] {
+				t.Fatalf("%s row %d: source differs", f.Path, i)
+			}
+		}
+	}
 }
