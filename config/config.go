@@ -90,6 +90,15 @@ type Writer struct {
 	// paragraph seldom skips a row group by them; keep them for ids,
 	// keys, numbers and dates.
 	NoStatistics []string `yaml:"no_statistics"`
+	// SharedPages lists columns (for a list column, its values) whose
+	// pages repeat from one partition to the next: a zstd page equal to
+	// one compressed a moment before, for any file, is not compressed
+	// again. It pays where every partition holds the same values in the
+	// same order, as CrowdRAG-25's style partitions hold each topic's 20
+	// sources, and row_group_rows lines their row groups up (a row group
+	// cut early by buffer_bytes no longer lines up). Elsewhere it costs a
+	// hash and a copy of every page of the column. zstd only.
+	SharedPages []string `yaml:"shared_pages"`
 }
 
 // Dataset declares one source dataset: its inputs and output tables.

@@ -139,6 +139,9 @@ func mergeWriter(base, over Writer) Writer {
 	if over.NoStatistics != nil {
 		base.NoStatistics = append(append([]string(nil), base.NoStatistics...), over.NoStatistics...)
 	}
+	if over.SharedPages != nil {
+		base.SharedPages = append(append([]string(nil), base.SharedPages...), over.SharedPages...)
+	}
 	return base
 }
 

@@ -126,23 +126,26 @@ func textPage(n int, seed uint64) []byte {
 	return b.Bytes()[:n]
 }
 
-// TestPageCache: a large page compressed again is taken from the cache
-// with the frame compressing gives; small pages, other levels and other
-// bytes under the same hash are not; the cache keeps at most its limit,
-// oldest out first.
+// TestPageCache: a page of a shared_pages column compressed again is
+// taken from the cache with the frame compressing gives; pages of other
+// columns, small pages, other levels and other bytes under the same hash
+// are not; the cache keeps at most its limit, oldest out first.
 func TestPageCache(t *testing.T) {
 	big := cacheMinPage + 1000
+	s1 := sharedLevel(1)
 	for _, tc := range []struct {
 		name       string
 		pages      [][]byte
 		levels     []int
 		hits, miss int64
 	}{
-		{"same page twice", [][]byte{textPage(big, 1), textPage(big, 1)}, []int{1, 1}, 1, 1},
-		{"same page three times", [][]byte{textPage(big, 1), textPage(big, 1), textPage(big, 1)}, []int{1, 1, 1}, 2, 1},
-		{"two pages", [][]byte{textPage(big, 1), textPage(big, 2), textPage(big, 1)}, []int{1, 1, 1}, 1, 2},
-		{"another level", [][]byte{textPage(big, 1), textPage(big, 1)}, []int{1, 3}, 0, 2},
-		{"small pages are not kept", [][]byte{textPage(1000, 1), textPage(1000, 1)}, []int{1, 1}, 0, 0},
+		{"same page twice", [][]byte{textPage(big, 1), textPage(big, 1)}, []int{s1, s1}, 1, 1},
+		{"same page three times", [][]byte{textPage(big, 1), textPage(big, 1), textPage(big, 1)}, []int{s1, s1, s1}, 2, 1},
+		{"two pages", [][]byte{textPage(big, 1), textPage(big, 2), textPage(big, 1)}, []int{s1, s1, s1}, 1, 2},
+		{"another level", [][]byte{textPage(big, 1), textPage(big, 1)}, []int{s1, sharedLevel(3)}, 0, 2},
+		{"default level", [][]byte{textPage(big, 1), textPage(big, 1)}, []int{sharedLevel(compress.DefaultCompressionLevel), sharedLevel(compress.DefaultCompressionLevel)}, 1, 1},
+		{"columns not shared are not kept", [][]byte{textPage(big, 1), textPage(big, 1)}, []int{1, 1}, 0, 0},
+		{"small pages are not kept", [][]byte{textPage(100, 1), textPage(100, 1)}, []int{s1, s1}, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			z := newPageZstd(t)
@@ -150,7 +153,8 @@ func TestPageCache(t *testing.T) {
 				var buf bytes.Buffer
 				buf.Grow(int(z.CompressBound(int64(len(p)))))
 				got := z.EncodeLevel(buf.Bytes(), p, tc.levels[i])
-				if want := z.fullCodec.EncodeLevel(nil, p, tc.levels[i]); !bytes.Equal(got, want) {
+				level, _ := sharedOf(tc.levels[i])
+				if want := z.fullCodec.EncodeLevel(nil, p, level); !bytes.Equal(got, want) {
 					t.Fatalf("page %d: frame differs from arrow-go's", i)
 				}
 			}

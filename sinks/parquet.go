@@ -42,7 +42,9 @@ type FileInfo struct {
 // zstd or snappy, statistics on except for the columns listed in
 // no_statistics, no dictionary except for the columns listed in
 // dictionary (whose dictionary never falls back to plain, because
-// arrow-go writes the fallback's encoding stats in random order).
+// arrow-go writes the fallback's encoding stats in random order). The
+// columns listed in shared_pages are compressed through the zstd codec's
+// page cache (sharedLevel).
 func writerProps(w config.Writer, schema *arrow.Schema, mem memory.Allocator) (*parquet.WriterProperties, pqarrow.ArrowWriterProperties) {
 	opts := []parquet.WriterProperty{
 		parquet.WithAllocator(mem),
@@ -71,8 +73,13 @@ func writerProps(w config.Writer, schema *arrow.Schema, mem memory.Allocator) (*
 	)
 	// Dictionaries and statistics are set per leaf column: a list
 	// column's values are the leaf "name.list.element", not "name".
-	if len(w.Dictionary) > 0 || len(w.NoStatistics) > 0 {
+	if len(w.Dictionary) > 0 || len(w.NoStatistics) > 0 || len(w.SharedPages) > 0 {
 		leaves := leafPaths(schema, arrowProps)
+		if w.Compression != "snappy" {
+			for _, leaf := range leavesOf(w.SharedPages, leaves) {
+				opts = append(opts, parquet.WithCompressionLevelFor(leaf, sharedLevel(w.CompressionLevel)))
+			}
+		}
 		for _, leaf := range leavesOf(w.Dictionary, leaves) {
 			opts = append(opts, parquet.WithDictionaryFor(leaf, true))
 		}

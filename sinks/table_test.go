@@ -692,9 +692,9 @@ func oneRowBatches(n int) []string {
 }
 
 // TestPartitionsShareDictionaryPages: partitions holding the same texts in
-// the same order, in row groups of as many rows, write the same dictionary
-// pages, and the zstd codec compresses each once (the pages are large
-// enough to be remembered). Every row reads back.
+// the same order, in row groups of as many rows, write the same pages, and
+// the zstd codec compresses each once for a column in shared_pages, never
+// for one that is not. Every row reads back.
 func TestPartitionsShareDictionaryPages(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -705,7 +705,7 @@ func TestPartitionsShareDictionaryPages(t *testing.T) {
 	}, nil)
 	texts := make([]string, 8)
 	for i := range texts {
-		texts[i] = string(textPage(cacheMinPage/3, uint64(i)))
+		texts[i] = string(textPage(20000, uint64(i)))
 	}
 	bld := array.NewRecordBuilder(mem, schema)
 	for i, text := range texts {
@@ -718,56 +718,73 @@ func TestPartitionsShareDictionaryPages(t *testing.T) {
 	b := bld.NewRecordBatch()
 	bld.Release()
 	defer b.Release()
-
-	w := config.DefaultWriter
-	w.Dictionary = []string{"source"}
-	w.NoStatistics = []string{"source"}
-	w.RowGroupRows = 4 // two row groups a partition, four texts each
 	c, err := compress.GetCodec(compress.Codecs.Zstd)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cache := &c.(*pageZstd).cache
-	cache.mu.Lock()
-	hits := cache.hits
-	cache.mu.Unlock()
-	root := t.TempDir()
-	sink, err := NewTable(root, "t", schema, []string{"style"}, w, mem)
-	if err != nil {
-		t.Fatal(err)
+	counts := func() (int64, int64) {
+		cache.mu.Lock()
+		defer cache.mu.Unlock()
+		return cache.hits, cache.misses
 	}
-	if err := sink.Write(t.Context(), b); err != nil {
-		t.Fatal(err)
-	}
-	files, err := sink.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cache.mu.Lock()
-	hits = cache.hits - hits
-	cache.mu.Unlock()
-	// The first row groups are written one partition after another:
-	// essay's and news's pages are bullet's. The last ones are written as
-	// the files close, all at once, so they may all be compressed.
-	if hits < 2 {
-		t.Errorf("%d dictionary pages taken from the cache, want at least 2", hits)
-	}
-	if len(files) != 3 {
-		t.Fatalf("%d files, want 3", len(files))
-	}
-	for _, f := range files {
-		_, rows := readBack(t, mem, filepath.Join(root, f.Path))
-		if len(rows) != len(texts) {
-			t.Fatalf("%s: %d rows, want %d", f.Path, len(rows), len(texts))
-		}
-		for i, r := range rows {
-			var row struct{ Source string }
-			if err := json.Unmarshal([]byte(r), &row); err != nil {
+
+	for _, tc := range []struct {
+		name    string
+		shared  []string
+		minHits int64
+	}{
+		// The first row groups are written one partition after another:
+		// essay's and news's pages are bullet's. The last ones are written
+		// as the files close, all at once, so they may all be compressed.
+		{"shared", []string{"source"}, 2},
+		{"not shared", nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := config.DefaultWriter
+			w.Dictionary = []string{"source"}
+			w.NoStatistics = []string{"source"}
+			w.SharedPages = tc.shared
+			w.RowGroupRows = 4 // two row groups a partition, four texts each
+			hits, misses := counts()
+			root := t.TempDir()
+			sink, err := NewTable(root, "t", schema, []string{"style"}, w, mem)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if row.Source != texts[i] {
-				t.Fatalf("%s row %d: source differs", f.Path, i)
+			if err := sink.Write(t.Context(), b); err != nil {
+				t.Fatal(err)
 			}
-		}
+			files, err := sink.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, m := counts()
+			hits, misses = h-hits, m-misses
+			if hits < tc.minHits {
+				t.Errorf("%d pages taken from the cache, want at least %d", hits, tc.minHits)
+			}
+			if tc.shared == nil && hits+misses != 0 {
+				t.Errorf("a column not in shared_pages went through the cache: %d hits, %d misses", hits, misses)
+			}
+			if len(files) != 3 {
+				t.Fatalf("%d files, want 3", len(files))
+			}
+			for _, f := range files {
+				_, rows := readBack(t, mem, filepath.Join(root, f.Path))
+				if len(rows) != len(texts) {
+					t.Fatalf("%s: %d rows, want %d", f.Path, len(rows), len(texts))
+				}
+				for i, r := range rows {
+					var row struct{ Source string }
+					if err := json.Unmarshal([]byte(r), &row); err != nil {
+						t.Fatal(err)
+					}
+					if row.Source != texts[i] {
+						t.Fatalf("%s row %d: source differs", f.Path, i)
+					}
+				}
+			}
+		})
 	}
 }

@@ -89,8 +89,8 @@ func BuildTable(cfg *config.Config, dataset, table, dataRoot string, mem memory.
 	return b, nil
 }
 
-// checkWriterColumns reports a column a table's writer.dictionary or
-// writer.no_statistics names but the table does not write (a typo would
+// checkWriterColumns reports a column a table's writer.dictionary,
+// writer.no_statistics or writer.shared_pages names but the table does not write (a typo would
 // otherwise be ignored silently). Partition columns are folders, not
 // columns of the files.
 func checkWriterColumns(cfg *config.Config, tp string, schema *arrow.Schema, t *config.Table) error {
@@ -98,7 +98,7 @@ func checkWriterColumns(cfg *config.Config, tp string, schema *arrow.Schema, t *
 	lists := []struct {
 		key  string
 		cols []string
-	}{{"dictionary", t.Writer.Dictionary}, {"no_statistics", t.Writer.NoStatistics}}
+	}{{"dictionary", t.Writer.Dictionary}, {"no_statistics", t.Writer.NoStatistics}, {"shared_pages", t.Writer.SharedPages}}
 	for _, l := range lists {
 		key := l.key
 		for i, c := range l.cols {

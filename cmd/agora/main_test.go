@@ -201,6 +201,8 @@ func TestCommandErrors(t *testing.T) {
 	os.WriteFile(typo, bytes.Replace(src, []byte("partition_by: [dimension]"), []byte("partiton_by: [dimension]"), 1), 0o644)
 	dictTypo := filepath.Join(dir, "dict.yaml")
 	os.WriteFile(dictTypo, bytes.Replace(src, []byte("dictionary: [references_ids, references_texts]"), []byte("dictionary: [references_ids, reference_texts]"), 1), 0o644)
+	sharedTypo := filepath.Join(dir, "shared.yaml")
+	os.WriteFile(sharedTypo, bytes.Replace(src, []byte("shared_pages: [references_ids, references_texts]"), []byte("shared_pages: [references_ids, references]"), 1), 0o644)
 	partStats := filepath.Join(dir, "stats.yaml")
 	os.WriteFile(partStats, bytes.Replace(src, []byte("writer: {no_statistics: [text]}"), []byte("writer: {no_statistics: [text, style]}"), 1), 0o644)
 	tests := []struct {
@@ -213,6 +215,8 @@ func TestCommandErrors(t *testing.T) {
 			[]string{"pipeline.yaml:", "partiton_by", `did you mean "partition_by"?`}},
 		{"writer.dictionary names a column the table does not write", []string{"check", "--config", dictTypo, "--data", "../../testdata"}, 2,
 			[]string{"dict.yaml:", "writer.dictionary[1]", `"reference_texts"`, "references_texts"}},
+		{"writer.shared_pages names a column the table does not write", []string{"check", "--config", sharedTypo, "--data", "../../testdata"}, 2,
+			[]string{"shared.yaml:", "writer.shared_pages[1]", `"references"`, "references_texts"}},
 		{"writer.no_statistics names a partition column", []string{"check", "--config", partStats, "--data", "../../testdata"}, 2,
 			[]string{"stats.yaml:", "writer.no_statistics[1]", `"style" is a partition column`}},
 		{"missing input names the path and the data root", []string{"run", "--config", "../../pipeline.yaml", "--data", dir, "--out", dir}, 1,
