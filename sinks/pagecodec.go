@@ -111,10 +111,11 @@ func sharedOf(level int) (int, bool) {
 const cacheMinPage = 4 << 10
 
 // cacheBytes bounds the pages and frames a pageCache holds. The row groups
-// of one table's partitions fill within a few megabytes of pages of each
-// other, while other tables write theirs (CrowdRAG-25 at 10x rows finds
-// 88% of the pages it can with 8 MiB, all with 16).
-const cacheBytes = 16 << 20
+// of one table's partitions fill one after another, so their pages of the
+// shared_pages columns come within a few megabytes of each other:
+// CrowdRAG-25 at 10x rows finds all it can (2 of every 3 pages) with 4 MiB
+// as with 32. A page larger than the bound is not kept.
+const cacheBytes = 8 << 20
 
 // cacheSeed hashes pages for the cache; a hit is then compared byte for
 // byte, so the hash only picks the candidate.
