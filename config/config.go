@@ -97,7 +97,8 @@ type Writer struct {
 	// same order, as CrowdRAG-25's style partitions hold each topic's 20
 	// sources, and row_group_rows lines their row groups up (a row group
 	// cut early by buffer_bytes no longer lines up). Elsewhere it costs a
-	// hash and a copy of every page of the column. zstd only.
+	// hash and a copy of every page of the column. zstd only: with snappy
+	// it is a config error.
 	SharedPages []string `yaml:"shared_pages"`
 }
 

@@ -82,6 +82,11 @@ func TestLoadBad(t *testing.T) {
 			},
 			is: ErrInvalid,
 		},
+		{
+			file: "shared_snappy.bad.yaml",
+			want: []string{"shared_snappy.bad.yaml:17: datasets.d.tables.t.writer.shared_pages: invalid value: works with zstd only"},
+			is:   ErrInvalid,
+		},
 		{file: "syntax.bad.yaml", want: []string{"syntax.bad.yaml:", "invalid yaml"}, is: ErrSyntax},
 		{file: "wrong_type.bad.yaml", want: []string{"wrong_type.bad.yaml:2: workers: wrong type"}, is: ErrType},
 	}

@@ -101,6 +101,9 @@ func (c *Config) validateWriter(path string, w Writer, add addFunc) {
 			add(path+".compression_level", ErrInvalid, "zstd level must be 1..22, got %d", w.CompressionLevel)
 		}
 	case "snappy":
+		if len(w.SharedPages) > 0 {
+			add(path+".shared_pages", ErrInvalid, "works with zstd only, and compression is snappy")
+		}
 	default:
 		add(path+".compression", ErrInvalid, "must be zstd or snappy (readable by Spark and DuckDB), got %q", w.Compression)
 	}

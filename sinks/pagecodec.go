@@ -154,26 +154,28 @@ func (c *pageCache) get(l zstd.EncoderLevel, sum uint64, src, dst []byte) ([]byt
 	return dst, false
 }
 
-// add remembers a page and its frame (copies of both), letting the oldest
-// go past cacheBytes and reusing their storage.
+// add remembers copies of a page and its frame (arrow-go compresses data
+// pages into one buffer it reuses), and lets the oldest go while the
+// storage held passes the limit. A page larger than the limit is not kept
+// and lets nothing go.
 func (c *pageCache) add(l zstd.EncoderLevel, sum uint64, src, frame []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.limit == 0 {
 		c.limit = cacheBytes
 	}
-	var spare cachedPage
-	for len(c.entries) > 0 && c.bytes+len(src)+len(frame) > c.limit {
-		spare = c.entries[0]
-		c.bytes -= len(spare.src) + len(spare.frame)
-		c.entries = append(c.entries[:0], c.entries[1:]...)
-	}
 	if len(src)+len(frame) > c.limit {
 		return
 	}
-	e := cachedPage{level: l, sum: sum, src: append(spare.src[:0], src...), frame: append(spare.frame[:0], frame...)}
+	e := cachedPage{level: l, sum: sum, src: bytes.Clone(src), frame: bytes.Clone(frame)}
 	c.entries = append(c.entries, e)
-	c.bytes += len(e.src) + len(e.frame)
+	c.bytes += cap(e.src) + cap(e.frame)
+	for c.bytes > c.limit && len(c.entries) > 1 {
+		c.bytes -= cap(c.entries[0].src) + cap(c.entries[0].frame)
+		n := copy(c.entries, c.entries[1:])
+		c.entries[n] = cachedPage{}
+		c.entries = c.entries[:n]
+	}
 }
 
 func (z *pageZstd) get(l zstd.EncoderLevel) (*zstd.Encoder, error) {

@@ -177,7 +177,7 @@ func TestPageCache(t *testing.T) {
 	})
 
 	t.Run("oldest go past the limit", func(t *testing.T) {
-		c := pageCache{limit: 3 * 1100}
+		c := pageCache{limit: 3 * 1200} // three pages of 1,000 bytes and frames of 100, as allocated
 		for i := range uint64(5) {
 			c.add(zstd.SpeedFastest, i, textPage(1000, i), make([]byte, 100))
 			if c.bytes > c.limit {
@@ -193,6 +193,9 @@ func TestPageCache(t *testing.T) {
 		c.add(zstd.SpeedFastest, 9, textPage(4000, 9), nil)
 		if _, ok := c.get(zstd.SpeedFastest, 9, textPage(4000, 9), nil); ok || c.bytes > c.limit {
 			t.Fatalf("a page over the limit was kept (%d bytes)", c.bytes)
+		}
+		if _, ok := c.get(zstd.SpeedFastest, 4, textPage(1000, 4), nil); !ok {
+			t.Fatal("a page over the limit let the others go")
 		}
 	})
 }

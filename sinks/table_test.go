@@ -718,16 +718,7 @@ func TestPartitionsShareDictionaryPages(t *testing.T) {
 	b := bld.NewRecordBatch()
 	bld.Release()
 	defer b.Release()
-	c, err := compress.GetCodec(compress.Codecs.Zstd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cache := &c.(*pageZstd).cache
-	counts := func() (int64, int64) {
-		cache.mu.Lock()
-		defer cache.mu.Unlock()
-		return cache.hits, cache.misses
-	}
+	counts := func() (int64, int64) { return zstdCacheCounts(t) }
 
 	for _, tc := range []struct {
 		name    string
@@ -786,5 +777,75 @@ func TestPartitionsShareDictionaryPages(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// zstdCacheCounts returns the pages the registered zstd codec found in its
+// cache and those it compressed and added, so far.
+func zstdCacheCounts(t *testing.T) (hits, misses int64) {
+	t.Helper()
+	c, err := compress.GetCodec(compress.Codecs.Zstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := &c.(*pageZstd).cache
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	return cache.hits, cache.misses
+}
+
+// TestSharedPagesSameBytes: data pages (no dictionary) that repeat across
+// partitions are taken from the cache, and the files are byte for byte
+// those written without shared_pages. arrow-go compresses data pages into
+// one buffer it reuses, so a cache keeping that buffer instead of a copy
+// of the frame would write another page's frame here.
+func TestSharedPagesSameBytes(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "style", Type: arrow.BinaryTypes.String},
+		{Name: "source", Type: arrow.BinaryTypes.String},
+	}, nil)
+	bld := array.NewRecordBuilder(mem, schema)
+	for i := 0; i < 600; i++ {
+		for _, style := range []string{"bullet", "essay", "news"} {
+			bld.Field(0).(*array.StringBuilder).Append(style)
+			bld.Field(1).(*array.StringBuilder).Append(string(textPage(100, uint64(i))))
+		}
+	}
+	b := bld.NewRecordBatch()
+	bld.Release()
+	defer b.Release()
+	sums := map[string]string{}
+	for _, shared := range [][]string{nil, {"source"}} {
+		w := config.DefaultWriter
+		w.SharedPages = shared
+		w.RowGroupRows = 600
+		w.DataPageBytes = 4 << 10 // 15 pages of 4 KiB a file
+		hits, _ := zstdCacheCounts(t)
+		root := t.TempDir()
+		sink, err := NewTable(root, "t", schema, []string{"style"}, w, mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sink.Write(t.Context(), b); err != nil {
+			t.Fatal(err)
+		}
+		files, err := sink.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, _ := zstdCacheCounts(t); shared != nil && h-hits < 10 {
+			t.Errorf("%d data pages taken from the cache, want at least 10", h-hits)
+		}
+		if len(files) != 3 {
+			t.Fatalf("%d files, want 3", len(files))
+		}
+		for _, f := range files {
+			if s, ok := sums[f.Path]; ok && s != f.SHA256 {
+				t.Errorf("%s: shared_pages changed the file", f.Path)
+			}
+			sums[f.Path] = f.SHA256
+		}
 	}
 }
