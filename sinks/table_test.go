@@ -406,18 +406,7 @@ func writeLeafCase(t *testing.T, w config.Writer, check func(path string, cc *me
 	b := bld.NewRecordBatch()
 	bld.Release()
 	defer b.Release()
-	root := t.TempDir()
-	sink, err := NewTable(root, "t", schema, nil, w, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sink.Write(t.Context(), b); err != nil {
-		t.Fatal(err)
-	}
-	files, err := sink.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, files := writeTable(t, mem, nil, w, b)
 	r, err := file.OpenParquetFile(filepath.Join(root, files[0].Path), false)
 	if err != nil {
 		t.Fatal(err)
@@ -691,6 +680,57 @@ func oneRowBatches(n int) []string {
 	return rows
 }
 
+// styleSchema is a table of sources partitioned by style.
+var styleSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "style", Type: arrow.BinaryTypes.String},
+	{Name: "source", Type: arrow.BinaryTypes.String},
+}, nil)
+
+// styleBatch holds n sources, each in the three styles one after another,
+// so that the style partitions hold the same sources in the same order,
+// as CrowdRAG-25's responses hold each topic's.
+func styleBatch(mem memory.Allocator, n int, source func(i int) string) arrow.RecordBatch {
+	bld := array.NewRecordBuilder(mem, styleSchema)
+	defer bld.Release()
+	for i := 0; i < n; i++ {
+		s := source(i)
+		for _, style := range []string{"bullet", "essay", "news"} {
+			bld.Field(0).(*array.StringBuilder).Append(style)
+			bld.Field(1).(*array.StringBuilder).Append(s)
+		}
+	}
+	return bld.NewRecordBatch()
+}
+
+// writeTable writes b into a new table "t" in a temporary folder, closes
+// it and returns the folder and the files.
+func writeTable(t *testing.T, mem memory.Allocator, partitionBy []string, w config.Writer, b arrow.RecordBatch) (string, []FileInfo) {
+	t.Helper()
+	root := t.TempDir()
+	sink, err := NewTable(root, "t", b.Schema(), partitionBy, w, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Write(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	files, err := sink.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, files
+}
+
+// writeStyles writes b into a table partitioned by style: three files.
+func writeStyles(t *testing.T, mem memory.Allocator, w config.Writer, b arrow.RecordBatch) (string, []FileInfo) {
+	t.Helper()
+	root, files := writeTable(t, mem, []string{"style"}, w, b)
+	if len(files) != 3 {
+		t.Fatalf("%d files, want 3", len(files))
+	}
+	return root, files
+}
+
 // TestPartitionsShareDictionaryPages: partitions holding the same texts in
 // the same order, in row groups of as many rows, write the same pages, and
 // the zstd codec compresses each once for a column in shared_pages, never
@@ -698,28 +738,12 @@ func oneRowBatches(n int) []string {
 func TestPartitionsShareDictionaryPages(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.BinaryTypes.String},
-		{Name: "style", Type: arrow.BinaryTypes.String},
-		{Name: "source", Type: arrow.BinaryTypes.String},
-	}, nil)
 	texts := make([]string, 8)
 	for i := range texts {
 		texts[i] = string(textPage(20000, uint64(i)))
 	}
-	bld := array.NewRecordBuilder(mem, schema)
-	for i, text := range texts {
-		for _, style := range []string{"bullet", "essay", "news"} {
-			bld.Field(0).(*array.StringBuilder).Append(fmt.Sprint(style, i))
-			bld.Field(1).(*array.StringBuilder).Append(style)
-			bld.Field(2).(*array.StringBuilder).Append(text)
-		}
-	}
-	b := bld.NewRecordBatch()
-	bld.Release()
+	b := styleBatch(mem, len(texts), func(i int) string { return texts[i] })
 	defer b.Release()
-	counts := func() (int64, int64) { return zstdCacheCounts(t) }
-
 	for _, tc := range []struct {
 		name    string
 		shared  []string
@@ -737,29 +761,15 @@ func TestPartitionsShareDictionaryPages(t *testing.T) {
 			w.NoStatistics = []string{"source"}
 			w.SharedPages = tc.shared
 			w.RowGroupRows = 4 // two row groups a partition, four texts each
-			hits, misses := counts()
-			root := t.TempDir()
-			sink, err := NewTable(root, "t", schema, []string{"style"}, w, mem)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := sink.Write(t.Context(), b); err != nil {
-				t.Fatal(err)
-			}
-			files, err := sink.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			h, m := counts()
+			hits, misses := zstdCacheCounts(t)
+			root, files := writeStyles(t, mem, w, b)
+			h, m := zstdCacheCounts(t)
 			hits, misses = h-hits, m-misses
 			if hits < tc.minHits {
 				t.Errorf("%d pages taken from the cache, want at least %d", hits, tc.minHits)
 			}
 			if tc.shared == nil && hits+misses != 0 {
 				t.Errorf("a column not in shared_pages went through the cache: %d hits, %d misses", hits, misses)
-			}
-			if len(files) != 3 {
-				t.Fatalf("%d files, want 3", len(files))
 			}
 			for _, f := range files {
 				_, rows := readBack(t, mem, filepath.Join(root, f.Path))
@@ -802,19 +812,7 @@ func zstdCacheCounts(t *testing.T) (hits, misses int64) {
 func TestSharedPagesSameBytes(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "style", Type: arrow.BinaryTypes.String},
-		{Name: "source", Type: arrow.BinaryTypes.String},
-	}, nil)
-	bld := array.NewRecordBuilder(mem, schema)
-	for i := 0; i < 600; i++ {
-		for _, style := range []string{"bullet", "essay", "news"} {
-			bld.Field(0).(*array.StringBuilder).Append(style)
-			bld.Field(1).(*array.StringBuilder).Append(string(textPage(100, uint64(i))))
-		}
-	}
-	b := bld.NewRecordBatch()
-	bld.Release()
+	b := styleBatch(mem, 600, func(i int) string { return string(textPage(100, uint64(i))) })
 	defer b.Release()
 	sums := map[string]string{}
 	for _, shared := range [][]string{nil, {"source"}} {
@@ -823,23 +821,9 @@ func TestSharedPagesSameBytes(t *testing.T) {
 		w.RowGroupRows = 600
 		w.DataPageBytes = 4 << 10 // 15 pages of 4 KiB a file
 		hits, _ := zstdCacheCounts(t)
-		root := t.TempDir()
-		sink, err := NewTable(root, "t", schema, []string{"style"}, w, mem)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sink.Write(t.Context(), b); err != nil {
-			t.Fatal(err)
-		}
-		files, err := sink.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, files := writeStyles(t, mem, w, b)
 		if h, _ := zstdCacheCounts(t); shared != nil && h-hits < 10 {
 			t.Errorf("%d data pages taken from the cache, want at least 10", h-hits)
-		}
-		if len(files) != 3 {
-			t.Fatalf("%d files, want 3", len(files))
 		}
 		for _, f := range files {
 			if s, ok := sums[f.Path]; ok && s != f.SHA256 {
