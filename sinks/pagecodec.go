@@ -58,28 +58,25 @@ func (z *pageZstd) EncodeLevel(dst, src []byte, level int) []byte {
 	if level == compress.DefaultCompressionLevel {
 		l = zstd.SpeedDefault
 	}
+	cached := shared && len(src) >= cacheMinPage
+	var sum uint64
+	if cached {
+		sum = maphash.Bytes(cacheSeed, src)
+		if out, ok := z.cache.get(l, sum, src, dst[:0]); ok {
+			return out
+		}
+	}
 	enc, err := z.get(l)
 	if err != nil {
 		// Options are constants; should they ever be refused, the
 		// wrapped codec still compresses.
 		return z.fullCodec.EncodeLevel(dst, src, level)
 	}
-	if !shared || len(src) < cacheMinPage {
-		defer z.put(l, enc)
-		return enc.EncodeAll(src, dst[:0])
-	}
-	z.put(l, enc)
-	sum := maphash.Bytes(cacheSeed, src)
-	if out, ok := z.cache.get(l, sum, src, dst[:0]); ok {
-		return out
-	}
-	enc, err = z.get(l)
-	if err != nil {
-		return z.fullCodec.EncodeLevel(dst, src, level)
-	}
 	out := enc.EncodeAll(src, dst[:0])
 	z.put(l, enc)
-	z.cache.add(l, sum, src, out)
+	if cached {
+		z.cache.add(l, sum, src, out)
+	}
 	return out
 }
 
@@ -106,8 +103,9 @@ func sharedOf(level int) (int, bool) {
 	return level, false
 }
 
-// cacheMinPage is the smallest page whose frame is remembered: smaller
-// ones compress in about the time looking them up takes.
+// cacheMinPage is the smallest page whose frame is remembered; smaller
+// pages are compressed as they come (a lookup costs a hash, a lock and,
+// when it misses, two copies).
 const cacheMinPage = 4 << 10
 
 // cacheBytes bounds the pages and frames a pageCache holds. The row groups
@@ -121,8 +119,8 @@ const cacheBytes = 8 << 20
 // byte, so the hash only picks the candidate.
 var cacheSeed = maphash.MakeSeed()
 
-// pageCache holds the last large pages compressed and their frames, oldest
-// first, at most cacheBytes of them. zstd is deterministic for a level and
+// pageCache holds the last pages of shared_pages columns compressed and
+// their frames, oldest first, at most cacheBytes of them. zstd is deterministic for a level and
 // these options, so a remembered frame is the frame compressing would give.
 type pageCache struct {
 	mu      sync.Mutex

@@ -90,9 +90,9 @@ func BuildTable(cfg *config.Config, dataset, table, dataRoot string, mem memory.
 }
 
 // checkWriterColumns reports a column a table's writer.dictionary,
-// writer.no_statistics or writer.shared_pages names but the table does not write (a typo would
-// otherwise be ignored silently). Partition columns are folders, not
-// columns of the files.
+// writer.no_statistics or writer.shared_pages names but the table does
+// not write (a typo would otherwise be ignored silently). Partition
+// columns are folders, not columns of the files.
 func checkWriterColumns(cfg *config.Config, tp string, schema *arrow.Schema, t *config.Table) error {
 	var errs []error
 	lists := []struct {
