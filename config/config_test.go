@@ -182,3 +182,43 @@ func TestEmptyFile(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestWriterFor: a table's writer settings override the config's one by
+// one, and its column lists add to the config's instead of replacing them.
+func TestWriterFor(t *testing.T) {
+	c := &Config{Writer: DefaultWriter}
+	c.Writer.Dictionary = []string{"a"}
+	c.Writer.NoStatistics = []string{"b"}
+	c.Writer.SharedPages = []string{"c"}
+	for _, tc := range []struct {
+		name   string
+		table  *Writer
+		rgRows int64
+		dict   []string
+		nostat []string
+		shared []string
+	}{
+		{"no writer of its own", nil, DefaultWriter.RowGroupRows, []string{"a"}, []string{"b"}, []string{"c"}},
+		{"a number", &Writer{RowGroupRows: 96}, 96, []string{"a"}, []string{"b"}, []string{"c"}},
+		{"lists add up", &Writer{Dictionary: []string{"x"}, NoStatistics: []string{"y"}, SharedPages: []string{"z"}},
+			DefaultWriter.RowGroupRows, []string{"a", "x"}, []string{"b", "y"}, []string{"c", "z"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := c.WriterFor(&Table{Writer: tc.table})
+			if w.RowGroupRows != tc.rgRows || w.Compression != DefaultWriter.Compression {
+				t.Errorf("row_group_rows %d, compression %q", w.RowGroupRows, w.Compression)
+			}
+			for _, l := range []struct {
+				key       string
+				got, want []string
+			}{{"dictionary", w.Dictionary, tc.dict}, {"no_statistics", w.NoStatistics, tc.nostat}, {"shared_pages", w.SharedPages, tc.shared}} {
+				if strings.Join(l.got, ",") != strings.Join(l.want, ",") {
+					t.Errorf("%s %v, want %v", l.key, l.got, l.want)
+				}
+			}
+		})
+	}
+	if strings.Join(c.Writer.SharedPages, ",") != "c" {
+		t.Errorf("a table's list changed the config's: %v", c.Writer.SharedPages)
+	}
+}
