@@ -232,14 +232,9 @@ func (a *Aggregate) numbered(full arrow.RecordBatch) arrow.RecordBatch {
 	for i, j := range a.keep {
 		cols[i] = full.Column(j)
 	}
-	ib := array.NewInt64Builder(a.mem)
-	ib.Reserve(int(n))
-	for i := int64(0); i < n; i++ {
-		ib.UnsafeAppend(a.nextSeq + i)
-	}
+	base := a.nextSeq
 	a.nextSeq += n
-	seq := ib.NewArray()
-	ib.Release()
+	seq := int64Of(a.mem, full, func(i int) (int64, bool) { return base + int64(i), true })
 	defer seq.Release()
 	return array.NewRecordBatch(a.in, append(cols, seq), n)
 }

@@ -229,17 +229,9 @@ func init() {
 				if done+int64(n) > int64(len(next)) {
 					return nil, fmt.Errorf("lead: %d rows computed, %d observed", done+int64(n), len(next))
 				}
-				ib := array.NewInt64Builder(mem)
-				defer ib.Release()
-				for _, j := range next[done : done+int64(n)] {
-					if j < 0 {
-						ib.AppendNull()
-					} else {
-						ib.Append(j)
-					}
-				}
+				at := next[done : done+int64(n)]
 				done += int64(n)
-				pidx := ib.NewArray()
+				pidx := int64Of(mem, b, func(i int) (int64, bool) { return at[i], at[i] >= 0 })
 				defer pidx.Release()
 				return takeOne(mem, all, pidx)
 			},
