@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/klauspost/compress/zstd"
@@ -36,9 +37,10 @@ import (
 // compresses worse than the estimate.
 type pageZstd struct {
 	fullCodec
-	mu    sync.Mutex
-	free  map[zstd.EncoderLevel][]*zstd.Encoder
-	cache pageCache
+	mu     sync.Mutex
+	free   map[zstd.EncoderLevel][]*zstd.Encoder
+	cache  pageCache
+	primed primedPages
 }
 
 // maxFreeEncoders bounds the encoders kept per level (each holds about
@@ -57,6 +59,9 @@ func (z *pageZstd) EncodeLevel(dst, src []byte, level int) []byte {
 	l := zstd.EncoderLevelFromZstd(level)
 	if level == compress.DefaultCompressionLevel {
 		l = zstd.SpeedDefault
+	}
+	if out, ok := z.primed.take(l, src, dst[:0]); ok {
+		return out
 	}
 	cached := shared && len(src) >= cacheMinPage
 	var sum uint64
@@ -78,6 +83,94 @@ func (z *pageZstd) EncodeLevel(dst, src []byte, level int) []byte {
 		z.cache.add(l, sum, src, out)
 	}
 	return out
+}
+
+// prime compresses page at level now and keeps the frame until
+// EncodeLevel is asked for it (once) or forget is called with the token
+// returned. The column-parallel writer primes a column's dictionary page
+// on the goroutine that encoded the column: arrow-go compresses it when
+// the row group closes, which closes the columns one after another.
+func (z *pageZstd) prime(page []byte, level int) *primedPage {
+	frame := z.EncodeLevel(nil, page, level)
+	level, _ = sharedOf(level)
+	l := zstd.EncoderLevelFromZstd(level)
+	if level == compress.DefaultCompressionLevel {
+		l = zstd.SpeedDefault
+	}
+	p := &primedPage{level: l, src: page, frame: frame}
+	z.primed.add(p)
+	return p
+}
+
+// primedPages holds the pages compressed ahead of time by prime, by
+// length: a page of another length is looked up without a hash or a
+// comparison.
+type primedPages struct {
+	mu    sync.Mutex
+	n     atomic.Int64 // pages held, read without the lock
+	bylen map[int][]*primedPage
+	hits  int64
+}
+
+// primedPage is a page compressed ahead of time and its frame.
+type primedPage struct {
+	level      zstd.EncoderLevel
+	src, frame []byte
+}
+
+func (p *primedPages) add(e *primedPage) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bylen == nil {
+		p.bylen = map[int][]*primedPage{}
+	}
+	p.bylen[len(e.src)] = append(p.bylen[len(e.src)], e)
+	p.n.Add(1)
+}
+
+// take appends the frame of a primed page equal to src to dst, and
+// forgets the page.
+func (p *primedPages) take(l zstd.EncoderLevel, src, dst []byte) ([]byte, bool) {
+	if p.n.Load() == 0 {
+		return dst, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, e := range p.bylen[len(src)] {
+		if e.level == l && bytes.Equal(e.src, src) {
+			p.drop(i, e)
+			p.hits++
+			return append(dst, e.frame...), true
+		}
+	}
+	return dst, false
+}
+
+// forget drops e if it is still held.
+func (p *primedPages) forget(e *primedPage) {
+	if e == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, x := range p.bylen[len(e.src)] {
+		if x == e {
+			p.drop(i, e)
+			return
+		}
+	}
+}
+
+// drop removes entry i, e, of its length's list; the lock is held.
+func (p *primedPages) drop(i int, e *primedPage) {
+	l := p.bylen[len(e.src)]
+	l = append(l[:i], l[i+1:]...)
+	if len(l) == 0 {
+		delete(p.bylen, len(e.src))
+	} else {
+		p.bylen[len(e.src)] = l
+	}
+	p.n.Add(-1)
 }
 
 // sharedFlag marks a compression level as one of a shared_pages column:

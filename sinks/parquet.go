@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -100,7 +99,7 @@ type fileWriter struct {
 	buf       *bufio.Writer
 	sum       hash.Hash
 	n         int64
-	fw        *pqarrow.FileWriter
+	fw        rowGroupWriter
 	schema    *arrow.Schema
 	rowGroup  int64 // RowGroupBytes
 	rgRows    int64 // RowGroupRows
@@ -141,7 +140,7 @@ func newFileWriter(fs FS, dir, name string, schema *arrow.Schema, w config.Write
 	// small writes (headers, footer). Every open partition has one.
 	fw.buf = bufio.NewWriterSize(f, 64<<10)
 	props, arrowProps := writerProps(w, schema, mem)
-	pw, err := pqarrow.NewFileWriter(schema, countingWriter{fw}, props, arrowProps)
+	pw, err := newRowGroupWriter(schema, countingWriter{fw}, props, arrowProps)
 	if err != nil {
 		f.Close()
 		fs.Remove(fw.tmp)
@@ -157,9 +156,11 @@ func newFileWriter(fs FS, dir, name string, schema *arrow.Schema, w config.Write
 
 // write holds b (retained) for the current row group, and writes the row
 // group out once it has RowGroupRows rows or RowGroupBytes Arrow bytes.
-// A row group is written column after column straight to the file, so
-// what a file costs in memory is the Arrow batches it holds, counted
-// exactly, plus one column's page.
+// A row group below parallelMin is written column after column straight
+// to the file, so what a file costs in memory is the Arrow batches it
+// holds, counted exactly, plus one column's page; a larger one is
+// encoded a column per goroutine, each into its own buffer of compressed
+// pages, which the file then takes in order (columnsWriter).
 func (f *fileWriter) write(b arrow.RecordBatch) error {
 	for off := int64(0); off < b.NumRows(); {
 		n := min(b.NumRows()-off, f.rgRows-f.heldRows)
@@ -205,11 +206,9 @@ func (f *fileWriter) flushRowGroup() error {
 		f.release()
 		f.held, f.heldRows = append(f.held, one), rows
 	}
-	tbl := array.NewTableFromRecords(f.schema, f.held)
 	f.writtenValid = false
 	f.rowGroups++
-	err := f.fw.WriteTable(tbl, f.heldRows)
-	tbl.Release()
+	err := f.fw.WriteRowGroup(f.held)
 	f.release()
 	if err != nil {
 		return fmt.Errorf("write %s: %w", f.name, err)

@@ -20,6 +20,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strings"
 	"syscall"
@@ -157,15 +158,28 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 	}
 	f.StringSliceVar(&opts.Only, "only", nil, "run only these datasets (comma-separated)")
 	f.IntVar(&opts.Workers, "workers", 0, "goroutines per stage (default: pipeline.yaml's workers, else one per CPU)")
-	var cpuProfile, memProfile, peakProfile string
+	var cpuProfile, memProfile, peakProfile, traceFile string
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) to this file")
 	f.StringVar(&memProfile, "memprofile", "", "write a heap profile (pprof, allocations) to this file at the end")
 	f.MarkHidden("cpuprofile")
 	f.MarkHidden("memprofile")
 	f.StringVar(&peakProfile, "peakheapprofile", "", "write a heap profile (pprof, in use) taken at the largest live heap seen")
 	f.MarkHidden("peakheapprofile")
+	f.StringVar(&traceFile, "trace", "", "write an execution trace (go tool trace) to this file")
+	f.MarkHidden("trace")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		log := g.logger()
+		if traceFile != "" {
+			tf, err := os.Create(traceFile)
+			if err != nil {
+				return err
+			}
+			defer tf.Close()
+			if err := trace.Start(tf); err != nil {
+				return err
+			}
+			defer trace.Stop()
+		}
 		if cpuProfile != "" {
 			pf, err := os.Create(cpuProfile)
 			if err != nil {

@@ -1,0 +1,250 @@
+package sinks
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// A leafPath leads from a top-level column of a batch to one of its
+// Parquet leaf columns, through lists, maps and structs. levels walks it
+// to give the leaf's values with their definition and repetition levels,
+// which is what arrow-go's pqarrow.WriteArrowToColumn takes: the same
+// levels pqarrow computes for itself, so that columns can be written one
+// per goroutine (pqarrow writes a row group's columns one after another).
+type leafPath struct {
+	field int        // the batch column
+	steps []pathStep // root first, the leaf last
+	// lists is how many list steps the path has (its maximum repetition
+	// level); last is the index of the last of them, -1 for none.
+	lists, last int
+}
+
+// pathStep is one node on a leafPath.
+type pathStep struct {
+	kind     stepKind
+	nullable bool // an OPTIONAL node: its nulls are a definition level
+	child    int  // stepStruct: the field taken
+	rep      int16
+}
+
+type stepKind uint8
+
+const (
+	stepLeaf   stepKind = iota
+	stepList            // list, large list or map: its values
+	stepStruct          // one field of a struct
+)
+
+// errNestedType is returned by pathsToLeaves for a type levels cannot walk;
+// the caller writes such a schema through pqarrow as a whole.
+var errNestedType = errors.New("type not supported by the column-parallel writer")
+
+// pathsToLeaves returns the paths to the leaves of schema, in the order of
+// the Parquet schema's columns (depth first, fields in order).
+func pathsToLeaves(schema *arrow.Schema) ([]leafPath, error) {
+	var out []leafPath
+	for i, f := range schema.Fields() {
+		paths, err := pathsOf(f.Type, f.Nullable, nil, 0)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", f.Name, err)
+		}
+		for _, steps := range paths {
+			lp := leafPath{field: i, steps: steps, last: -1}
+			for k, s := range steps {
+				if s.kind == stepList {
+					lp.lists++
+					lp.last = k
+				}
+			}
+			out = append(out, lp)
+		}
+	}
+	return out, nil
+}
+
+// pathsOf returns the step lists below a node of type dt, prefix being
+// the steps above it and rep the repetition level reached there.
+func pathsOf(dt arrow.DataType, nullable bool, prefix []pathStep, rep int16) ([][]pathStep, error) {
+	with := func(s pathStep) []pathStep {
+		return append(append([]pathStep(nil), prefix...), s)
+	}
+	switch t := dt.(type) {
+	case *arrow.ListType:
+		return pathsOf(t.Elem(), t.ElemField().Nullable, with(pathStep{kind: stepList, nullable: nullable, rep: rep + 1}), rep+1)
+	case *arrow.LargeListType:
+		return pathsOf(t.Elem(), t.ElemField().Nullable, with(pathStep{kind: stepList, nullable: nullable, rep: rep + 1}), rep+1)
+	case *arrow.MapType:
+		return pathsOf(t.Elem(), t.ElemField().Nullable, with(pathStep{kind: stepList, nullable: nullable, rep: rep + 1}), rep+1)
+	case *arrow.StructType:
+		var out [][]pathStep
+		for i, f := range t.Fields() {
+			p, err := pathsOf(f.Type, f.Nullable, with(pathStep{kind: stepStruct, nullable: nullable, child: i}), rep)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, p...)
+		}
+		return out, nil
+	case arrow.NestedType, *arrow.DictionaryType, arrow.ExtensionType:
+		return nil, fmt.Errorf("%w: %s", errNestedType, dt)
+	}
+	return [][]pathStep{with(pathStep{kind: stepLeaf, nullable: nullable})}, nil
+}
+
+// levelScratch holds the level buffers of one goroutine, reused from
+// leaf to leaf: the column writer encodes the levels it is given before
+// it returns.
+type levelScratch struct {
+	def, rep []int16
+	lo, hi   int64 // the leaf values visited
+	gap      bool  // the values visited are not one run
+}
+
+// leafLevels is one leaf of one batch, ready for WriteArrowToColumn.
+type leafLevels struct {
+	values   arrow.Array // the leaf's values visited (the caller releases it)
+	def, rep []int16     // nil when the leaf has none
+	nullable bool        // WriteArrowToColumn's leafFieldNullable
+}
+
+// levels computes the leaf's levels over every row of col (the batch's
+// column p.field).
+func (p *leafPath) levels(col arrow.Array, sc *levelScratch) (leafLevels, error) {
+	// The leaf array: the struct fields and list values on the way down.
+	leaf := col
+	for _, s := range p.steps {
+		switch s.kind {
+		case stepList:
+			leaf = leaf.(array.ListLike).ListValues()
+		case stepStruct:
+			leaf = leaf.(*array.Struct).Field(s.child)
+		}
+	}
+	last := p.steps[len(p.steps)-1]
+	// pqarrow calls a leaf without nulls not nullable, whatever its field.
+	out := leafLevels{nullable: last.nullable && leaf.NullN() > 0}
+	if p.lists == 0 && !p.anyNullable() {
+		out.values = array.NewSlice(leaf, 0, int64(leaf.Len()))
+		return out, nil
+	}
+	sc.def, sc.rep = sc.def[:0], sc.rep[:0]
+	sc.lo, sc.hi, sc.gap = 0, 0, false
+	n := col.Len()
+	if p.lists == 0 && len(p.steps) == 1 {
+		// A top-level optional column: one level per row.
+		sc.def = flatLevels(col, sc.def)
+		out.def = sc.def
+		out.values = array.NewSlice(leaf, 0, int64(leaf.Len()))
+		return out, nil
+	}
+	first := true
+	for i := 0; i < n; i++ {
+		p.visit(0, col, i, 0, 0, sc, &first)
+	}
+	out.def = sc.def
+	if p.lists == 0 {
+		out.values = array.NewSlice(leaf, 0, int64(leaf.Len()))
+		return out, nil
+	}
+	if sc.gap {
+		return leafLevels{}, errors.New("lists with non-zero length null components are not supported")
+	}
+	out.rep = sc.rep
+	out.values = array.NewSlice(leaf, sc.lo, sc.hi)
+	return out, nil
+}
+
+// anyNullable reports whether a step of the path is OPTIONAL.
+func (p *leafPath) anyNullable() bool {
+	for _, s := range p.steps {
+		if s.nullable {
+			return true
+		}
+	}
+	return false
+}
+
+// flatLevels appends a top-level optional column's definition levels: 1
+// for a value, 0 for a null.
+func flatLevels(a arrow.Array, def []int16) []int16 {
+	n := a.Len()
+	def = slices.Grow(def, n)[:len(def)+n]
+	lv := def[len(def)-n:]
+	if a.NullN() == 0 {
+		for i := range lv {
+			lv[i] = 1
+		}
+		return def
+	}
+	for i := range lv {
+		lv[i] = 0
+		if a.IsValid(i) {
+			lv[i] = 1
+		}
+	}
+	return def
+}
+
+// visit appends the levels of element i of a, the array at step k, whose
+// definition level so far is d and whose repetition level is r. It
+// records which values of the last list it reaches.
+func (p *leafPath) visit(k int, a arrow.Array, i int, d, r int16, sc *levelScratch, first *bool) {
+	if k == p.last+1 && p.last >= 0 {
+		// One element of the last list's values: a slot in the leaf.
+		j := int64(i)
+		switch {
+		case *first:
+			sc.lo, sc.hi, *first = j, j+1, false
+		case j == sc.hi:
+			sc.hi++
+		default:
+			sc.gap = true
+		}
+	}
+	s := &p.steps[k]
+	if s.nullable {
+		if a.IsNull(i) {
+			sc.def = append(sc.def, d)
+			if p.lists > 0 {
+				sc.rep = append(sc.rep, r)
+			}
+			return
+		}
+		d++
+	}
+	switch s.kind {
+	case stepLeaf:
+		if !s.nullable && a.IsNull(i) {
+			// A null where the schema allows none: pqarrow writes it one
+			// level lower, as a null (the data is wrong; the file is what
+			// pqarrow would make of it).
+			d--
+		}
+		sc.def = append(sc.def, d)
+		if p.lists > 0 {
+			sc.rep = append(sc.rep, r)
+		}
+	case stepStruct:
+		p.visit(k+1, a.(*array.Struct).Field(s.child), i, d, r, sc, first)
+	case stepList:
+		l := a.(array.ListLike)
+		start, end := l.ValueOffsets(i)
+		if start == end {
+			sc.def = append(sc.def, d)
+			sc.rep = append(sc.rep, r)
+			return
+		}
+		vals := l.ListValues()
+		for j := start; j < end; j++ {
+			rr := r
+			if j > start {
+				rr = s.rep
+			}
+			p.visit(k+1, vals, int(j), d+1, rr, sc, first)
+		}
+	}
+}
