@@ -56,10 +56,7 @@ func (z *pageZstd) Encode(dst, src []byte) []byte {
 // onto the encoder's speeds as arrow-go maps it.
 func (z *pageZstd) EncodeLevel(dst, src []byte, level int) []byte {
 	level, shared := sharedOf(level)
-	l := zstd.EncoderLevelFromZstd(level)
-	if level == compress.DefaultCompressionLevel {
-		l = zstd.SpeedDefault
-	}
+	l := encoderLevel(level)
 	if out, ok := z.primed.take(l, src, dst[:0]); ok {
 		return out
 	}
@@ -85,6 +82,15 @@ func (z *pageZstd) EncodeLevel(dst, src []byte, level int) []byte {
 	return out
 }
 
+// encoderLevel maps a zstd level onto the encoder's speeds as arrow-go
+// maps it.
+func encoderLevel(level int) zstd.EncoderLevel {
+	if level == compress.DefaultCompressionLevel {
+		return zstd.SpeedDefault
+	}
+	return zstd.EncoderLevelFromZstd(level)
+}
+
 // prime compresses page at level now and keeps the frame until
 // EncodeLevel is asked for it (once) or forget is called with the token
 // returned. The column-parallel writer primes a column's dictionary page
@@ -93,11 +99,7 @@ func (z *pageZstd) EncodeLevel(dst, src []byte, level int) []byte {
 func (z *pageZstd) prime(page []byte, level int) *primedPage {
 	frame := z.EncodeLevel(nil, page, level)
 	level, _ = sharedOf(level)
-	l := zstd.EncoderLevelFromZstd(level)
-	if level == compress.DefaultCompressionLevel {
-		l = zstd.SpeedDefault
-	}
-	p := &primedPage{level: l, src: page, frame: frame}
+	p := &primedPage{level: encoderLevel(level), src: page, frame: frame}
 	z.primed.add(p)
 	return p
 }
