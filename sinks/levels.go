@@ -26,9 +26,9 @@ type leafPath struct {
 // pathStep is one node on a leafPath.
 type pathStep struct {
 	kind     stepKind
-	nullable bool // an OPTIONAL node: its nulls are a definition level
-	child    int  // stepStruct: the field taken
-	rep      int16
+	nullable bool  // an OPTIONAL node: its nulls are a definition level
+	child    int   // stepStruct: the field taken
+	rep      int16 // stepList: the repetition level of its elements after the first
 }
 
 type stepKind uint8
@@ -73,12 +73,9 @@ func pathsOf(dt arrow.DataType, nullable bool, prefix []pathStep, rep int16) ([]
 		return append(append([]pathStep(nil), prefix...), s)
 	}
 	switch t := dt.(type) {
-	case *arrow.ListType:
-		return pathsOf(t.Elem(), t.ElemField().Nullable, with(pathStep{kind: stepList, nullable: nullable, rep: rep + 1}), rep+1)
-	case *arrow.LargeListType:
-		return pathsOf(t.Elem(), t.ElemField().Nullable, with(pathStep{kind: stepList, nullable: nullable, rep: rep + 1}), rep+1)
-	case *arrow.MapType:
-		return pathsOf(t.Elem(), t.ElemField().Nullable, with(pathStep{kind: stepList, nullable: nullable, rep: rep + 1}), rep+1)
+	case *arrow.ListType, *arrow.LargeListType, *arrow.MapType:
+		e := t.(arrow.ListLikeType).ElemField()
+		return pathsOf(e.Type, e.Nullable, with(pathStep{kind: stepList, nullable: nullable, rep: rep + 1}), rep+1)
 	case *arrow.StructType:
 		var out [][]pathStep
 		for i, f := range t.Fields() {
