@@ -135,15 +135,21 @@ func writeBoth(t *testing.T, mem memory.Allocator, schema *arrow.Schema, w confi
 	if err != nil {
 		t.Fatal(err)
 	}
+	writeGroups(t, cw, groups)
+	return a.Bytes(), b.Bytes()
+}
+
+// writeGroups writes each group as a row group and closes rw.
+func writeGroups(tb testing.TB, rw rowGroupWriter, groups [][]arrow.RecordBatch) {
+	tb.Helper()
 	for _, g := range groups {
-		if err := cw.WriteRowGroup(g); err != nil {
-			t.Fatal(err)
+		if err := rw.WriteRowGroup(g); err != nil {
+			tb.Fatal(err)
 		}
 	}
-	if err := cw.Close(); err != nil {
-		t.Fatal(err)
+	if err := rw.Close(); err != nil {
+		tb.Fatal(err)
 	}
-	return a.Bytes(), b.Bytes()
 }
 
 // TestColumnsWriterSameBytes: the column-parallel writer makes the file

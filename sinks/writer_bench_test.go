@@ -184,14 +184,7 @@ func BenchmarkRowGroupWriter(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, g := range groups {
-			if err := rw.WriteRowGroup(g); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := rw.Close(); err != nil {
-			b.Fatal(err)
-		}
+		writeGroups(b, rw, groups)
 		return time.Since(start)
 	}
 	pqarrowW := func() (rowGroupWriter, error) {
