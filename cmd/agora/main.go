@@ -169,28 +169,16 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 	f.MarkHidden("trace")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		log := g.logger()
-		if traceFile != "" {
-			tf, err := os.Create(traceFile)
-			if err != nil {
-				return err
-			}
-			defer tf.Close()
-			if err := trace.Start(tf); err != nil {
-				return err
-			}
-			defer trace.Stop()
+		stopTrace, err := startRecording(traceFile, trace.Start, trace.Stop)
+		if err != nil {
+			return err
 		}
-		if cpuProfile != "" {
-			pf, err := os.Create(cpuProfile)
-			if err != nil {
-				return err
-			}
-			defer pf.Close()
-			if err := pprof.StartCPUProfile(pf); err != nil {
-				return err
-			}
-			defer pprof.StopCPUProfile()
+		defer stopTrace()
+		stopCPU, err := startRecording(cpuProfile, pprof.StartCPUProfile, pprof.StopCPUProfile)
+		if err != nil {
+			return err
 		}
+		defer stopCPU()
 		if peakProfile != "" {
 			stop := watchPeakHeap(peakProfile)
 			defer stop()

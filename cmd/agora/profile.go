@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"runtime/metrics"
 	"runtime/pprof"
@@ -42,4 +43,25 @@ func watchPeakHeap(path string) (stop func()) {
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// startRecording creates path and starts a recorder writing to it (the
+// CPU profiler, the execution tracer); the returned func stops it and
+// closes the file. An empty path records nothing.
+func startRecording(path string, start func(io.Writer) error, stop func()) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		stop()
+		f.Close()
+	}, nil
 }
