@@ -215,13 +215,25 @@ func testSameBytes(t *testing.T, nullEvery int, rows []int, slice bool, setW fun
 	if setW != nil {
 		setW(&w)
 	}
+	groups := randGroups(rng, mem, 2, rows, nullEvery, slice)
+	defer releaseGroups(groups)
+	want, got := writeBoth(t, mem, colwriterSchema, w, groups)
+	if !bytes.Equal(want, got) {
+		t.Fatalf("files differ: pqarrow wrote %d bytes, the column-parallel writer %d (first difference at byte %d)", len(want), len(got), firstDiff(want, got))
+	}
+}
+
+// randGroups builds n row groups of random colwriterSchema batches, one
+// batch of each size in rows; with slice, each batch of more than 4 rows
+// is cut to a slice that starts at row 2 (an offset not 0).
+func randGroups(rng *rand.Rand, mem memory.Allocator, n int, rows []int, nullEvery int, slice bool) [][]arrow.RecordBatch {
 	var groups [][]arrow.RecordBatch
-	for g := 0; g < 2; g++ {
+	for g := 0; g < n; g++ {
 		var batches []arrow.RecordBatch
-		for _, n := range rows {
-			b := randBatch(rng, mem, colwriterSchema, n, nullEvery)
-			if slice && n > 4 {
-				s := b.NewSlice(2, int64(n-1))
+		for _, k := range rows {
+			b := randBatch(rng, mem, colwriterSchema, k, nullEvery)
+			if slice && k > 4 {
+				s := b.NewSlice(2, int64(k-1))
 				b.Release()
 				b = s
 			}
@@ -229,16 +241,15 @@ func testSameBytes(t *testing.T, nullEvery int, rows []int, slice bool, setW fun
 		}
 		groups = append(groups, batches)
 	}
-	defer func() {
-		for _, g := range groups {
-			for _, b := range g {
-				b.Release()
-			}
+	return groups
+}
+
+// releaseGroups releases every batch of groups.
+func releaseGroups(groups [][]arrow.RecordBatch) {
+	for _, g := range groups {
+		for _, b := range g {
+			b.Release()
 		}
-	}()
-	want, got := writeBoth(t, mem, colwriterSchema, w, groups)
-	if !bytes.Equal(want, got) {
-		t.Fatalf("files differ: pqarrow wrote %d bytes, the column-parallel writer %d (first difference at byte %d)", len(want), len(got), firstDiff(want, got))
 	}
 }
 

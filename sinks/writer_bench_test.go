@@ -155,24 +155,14 @@ func BenchmarkTableWrite(b *testing.B) {
 func BenchmarkRowGroupWriter(b *testing.B) {
 	mem := memory.DefaultAllocator
 	rng := rand.New(rand.NewPCG(3, 3))
-	var groups [][]arrow.RecordBatch
+	groups := randGroups(rng, mem, 4, []int{1000, 1000}, 6, false)
+	defer releaseGroups(groups)
 	var size int64
-	for g := 0; g < 4; g++ {
-		var batches []arrow.RecordBatch
-		for k := 0; k < 2; k++ {
-			x := randBatch(rng, mem, colwriterSchema, 1000, 6)
+	for _, g := range groups {
+		for _, x := range g {
 			size += arrowx.BatchBytes(x)
-			batches = append(batches, x)
 		}
-		groups = append(groups, batches)
 	}
-	defer func() {
-		for _, g := range groups {
-			for _, x := range g {
-				x.Release()
-			}
-		}
-	}()
 	w := config.DefaultWriter
 	w.Dictionary = []string{"text", "words", "ids"}
 	props, arrowProps := writerProps(w, colwriterSchema, mem)
