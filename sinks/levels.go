@@ -98,6 +98,7 @@ func pathsOf(dt arrow.DataType, nullable bool, prefix []pathStep, rep int16) ([]
 type levelScratch struct {
 	def, rep []int16
 	lo, hi   int64 // the leaf values visited
+	seen     bool  // a leaf value was visited (lo and hi are set)
 	gap      bool  // the values visited are not one run
 }
 
@@ -129,7 +130,7 @@ func (p *leafPath) levels(col arrow.Array, sc *levelScratch) (leafLevels, error)
 		return out, nil
 	}
 	sc.def, sc.rep = sc.def[:0], sc.rep[:0]
-	sc.lo, sc.hi, sc.gap = 0, 0, false
+	sc.lo, sc.hi, sc.seen, sc.gap = 0, 0, false, false
 	n := col.Len()
 	if p.lists == 0 && len(p.steps) == 1 {
 		// A top-level optional column: one level per row.
@@ -138,9 +139,8 @@ func (p *leafPath) levels(col arrow.Array, sc *levelScratch) (leafLevels, error)
 		out.values = array.NewSlice(leaf, 0, int64(leaf.Len()))
 		return out, nil
 	}
-	first := true
 	for i := 0; i < n; i++ {
-		p.visit(0, col, i, 0, 0, sc, &first)
+		p.visit(0, col, i, 0, 0, sc)
 	}
 	out.def = sc.def
 	if p.lists == 0 {
@@ -189,13 +189,13 @@ func flatLevels(a arrow.Array, def []int16) []int16 {
 // visit appends the levels of element i of a, the array at step k, whose
 // definition level so far is d and whose repetition level is r. It
 // records which values of the last list it reaches.
-func (p *leafPath) visit(k int, a arrow.Array, i int, d, r int16, sc *levelScratch, first *bool) {
+func (p *leafPath) visit(k int, a arrow.Array, i int, d, r int16, sc *levelScratch) {
 	if k == p.last+1 && p.last >= 0 {
 		// One element of the last list's values: a slot in the leaf.
 		j := int64(i)
 		switch {
-		case *first:
-			sc.lo, sc.hi, *first = j, j+1, false
+		case !sc.seen:
+			sc.lo, sc.hi, sc.seen = j, j+1, true
 		case j == sc.hi:
 			sc.hi++
 		default:
@@ -226,7 +226,7 @@ func (p *leafPath) visit(k int, a arrow.Array, i int, d, r int16, sc *levelScrat
 			sc.rep = append(sc.rep, r)
 		}
 	case stepStruct:
-		p.visit(k+1, a.(*array.Struct).Field(s.child), i, d, r, sc, first)
+		p.visit(k+1, a.(*array.Struct).Field(s.child), i, d, r, sc)
 	case stepList:
 		l := a.(array.ListLike)
 		start, end := l.ValueOffsets(i)
@@ -241,7 +241,7 @@ func (p *leafPath) visit(k int, a arrow.Array, i int, d, r int16, sc *levelScrat
 			if j > start {
 				rr = s.rep
 			}
-			p.visit(k+1, vals, int(j), d+1, rr, sc, first)
+			p.visit(k+1, vals, int(j), d+1, rr, sc)
 		}
 	}
 }
