@@ -31,10 +31,11 @@ import (
 // and the column's compression level, so those columns are given the
 // level sharedLevel(level), which EncodeLevel takes apart again.
 //
-// CompressBound stays the wrapped codec's: arrow-go's column writer grows
-// one buffer to it and reuses that buffer for every page of a column
-// chunk, so a smaller estimate would cost an allocation per page that
-// compresses worse than the estimate.
+// CompressBound stays the wrapped codec's, except for the length of a
+// primed page: arrow-go's column writer grows one buffer to it and reuses
+// that buffer for every page of a column chunk, so a smaller estimate
+// would cost an allocation per page that compresses worse than the
+// estimate.
 type pageZstd struct {
 	fullCodec
 	mu     sync.Mutex
@@ -80,6 +81,18 @@ func (z *pageZstd) EncodeLevel(dst, src []byte, level int) []byte {
 		z.cache.add(l, sum, src, out)
 	}
 	return out
+}
+
+// CompressBound is the wrapped codec's bound, or, when a page of n bytes
+// was primed, the longest frame primed for that length. arrow-go grows a
+// new, zeroed buffer to the bound for every dictionary page, and the
+// dictionary pages are the primed ones. A page of that length that is not
+// primed (or compresses worse) only makes EncodeAll grow the buffer.
+func (z *pageZstd) CompressBound(n int64) int64 {
+	if f, ok := z.primed.frameLen(int(n)); ok {
+		return int64(f)
+	}
+	return z.fullCodec.CompressBound(n)
 }
 
 // encoderLevel maps a zstd level onto the encoder's speeds as arrow-go
@@ -146,6 +159,21 @@ func (p *primedPages) take(l zstd.EncoderLevel, src, dst []byte) ([]byte, bool) 
 		}
 	}
 	return dst, false
+}
+
+// frameLen is the length of the longest frame primed for a page of n
+// bytes, if one is held.
+func (p *primedPages) frameLen(n int) (int, bool) {
+	if p.n.Load() == 0 {
+		return 0, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l, ok := 0, false
+	for _, e := range p.bylen[n] {
+		l, ok = max(l, len(e.frame)), true
+	}
+	return l, ok
 }
 
 // forget drops e if it is still held.

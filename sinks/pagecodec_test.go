@@ -199,3 +199,34 @@ func TestPageCache(t *testing.T) {
 		}
 	})
 }
+
+// TestPrimedCompressBound: while a page is primed, the bound for its
+// length is its frame's length; the primed page then compresses into a
+// buffer of that size, as does another page of the same length that was
+// not primed (the buffer grows), each to the frame compressing gives.
+// Once taken, the bound is the wrapped codec's again.
+func TestPrimedCompressBound(t *testing.T) {
+	z := newPageZstd(t)
+	page, other := textPage(64<<10, 1), textPage(64<<10, 2)
+	n := int64(len(page))
+	full := z.fullCodec.CompressBound(n)
+	want := z.EncodeLevel(nil, page, 1)
+	wantOther := z.EncodeLevel(nil, other, 1)
+	if got := z.CompressBound(n); got != full {
+		t.Fatalf("bound before priming = %d, want the wrapped codec's %d", got, full)
+	}
+	z.prime(page, 1)
+	bound := z.CompressBound(n)
+	if bound != int64(len(want)) {
+		t.Fatalf("bound of a primed length = %d, want the frame's %d", bound, len(want))
+	}
+	if got := z.EncodeLevel(make([]byte, 0, bound), other, 1); !bytes.Equal(got, wantOther) {
+		t.Error("a page of the primed length that was not primed compressed differently")
+	}
+	if got := z.EncodeLevel(make([]byte, 0, bound), page, 1); !bytes.Equal(got, want) {
+		t.Error("the primed page compressed differently")
+	}
+	if got := z.CompressBound(n); got != full {
+		t.Errorf("bound after the primed page was taken = %d, want the wrapped codec's %d", got, full)
+	}
+}

@@ -806,16 +806,25 @@ func mapStrings(mem memory.Allocator, a arrow.Array, f func(string) string) arro
 	panic("stages: mapStrings on " + a.DataType().String())
 }
 
+// asciiSpace marks the ASCII bytes unicode.IsSpace calls space.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
+
+// countWords counts runs of characters that are not unicode.IsSpace. ASCII
+// bytes are looked up in a table; only the rest are decoded as runes.
 func countWords(s string) int64 {
 	var n int64
 	in := false
 	for i := 0; i < len(s); {
-		r, size := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
-			r, size = utf8.DecodeRuneInString(s[i:])
+		var space bool
+		if c := s[i]; c < utf8.RuneSelf {
+			space = asciiSpace[c]
+			i++
+		} else {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			space = unicode.IsSpace(r)
+			i += size
 		}
-		i += size
-		if unicode.IsSpace(r) {
+		if space {
 			in = false
 		} else if !in {
 			in = true

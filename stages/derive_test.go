@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -590,4 +591,29 @@ func TestDeriveLead(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestCountWords checks n_words's counter against strings.FieldsFunc with
+// unicode.IsSpace: every byte alone and between words (invalid UTF-8
+// included), and the Unicode spaces past ASCII.
+func TestCountWords(t *testing.T) {
+	cases := []string{"", " ", "a", " a ", "a b", "a\u00a0b", "a\u0085b", "a\u2003b\u3000c", "\xff", "a\xffb", "a\xe2\x80", "é è", "\t\n\v\f\r"}
+	for b := range 256 {
+		cases = append(cases, string([]byte{byte(b)}), "a"+string([]byte{byte(b)})+"b")
+	}
+	for _, s := range cases {
+		if got, want := countWords(s), int64(len(strings.FieldsFunc(s, unicode.IsSpace))); got != want {
+			t.Errorf("countWords(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+// FuzzCountWords compares countWords with strings.FieldsFunc.
+func FuzzCountWords(f *testing.F) {
+	f.Add("a b\u00a0c\xffd")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := countWords(s), int64(len(strings.FieldsFunc(s, unicode.IsSpace))); got != want {
+			t.Fatalf("countWords(%q) = %d, want %d", s, got, want)
+		}
+	})
 }
