@@ -176,6 +176,14 @@ func (c *columnsWriter) WriteRowGroup(batches []arrow.RecordBatch) error {
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
+			// The row group's close would refuse columns of unequal
+			// lengths before closing any; close them here, so that their
+			// buffers go back to the allocator with the abandoned file.
+			for i := range min(int(next.Load()), len(c.leaves)) {
+				if cw, cerr := rg.Column(i); cerr == nil {
+					cw.Close()
+				}
+			}
 			return err
 		}
 	}

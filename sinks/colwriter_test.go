@@ -454,3 +454,55 @@ func TestBufferedValuesReadable(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestColumnsWriterFailedRowGroup: a column that cannot be written (a null
+// list that still spans values) fails the row group, serial or parallel,
+// with the column's path; closing the abandoned writer afterwards gives
+// back every buffer the other columns had taken.
+func TestColumnsWriterFailedRowGroup(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		parallelMin int64
+	}{{"serial", 1 << 40}, {"parallel", 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			withParallelMin(t, tc.parallelMin)
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			schema := arrow.NewSchema([]arrow.Field{
+				{Name: "id", Type: arrow.BinaryTypes.String, Nullable: true},
+				{Name: "v", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
+				{Name: "n", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+			}, nil)
+			b, _, err := array.RecordFromJSON(mem, schema, strings.NewReader(`[{"id": "a", "v": ["x"], "n": 1}, {"id": "b", "v": ["y"], "n": 2}, {"id": "c", "v": ["z"], "n": 3}]`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Release()
+			// Row 1's list made null without emptying it: its value stays
+			// between those of rows 0 and 2.
+			v := b.Column(1).Data()
+			valid := memory.NewResizableBuffer(mem)
+			valid.Resize(1)
+			valid.Bytes()[0] = 0b101
+			defer valid.Release()
+			bad := array.NewData(v.DataType(), v.Len(), []*memory.Buffer{valid, v.Buffers()[1]}, v.Children(), 1, 0)
+			defer bad.Release()
+			badList := array.MakeFromData(bad)
+			defer badList.Release()
+			bb := array.NewRecordBatch(schema, []arrow.Array{b.Column(0), badList, b.Column(2)}, b.NumRows())
+			defer bb.Release()
+
+			var buf bytes.Buffer
+			props, arrowProps := writerProps(config.DefaultWriter, schema, mem)
+			rw, err := newRowGroupWriter(schema, &buf, props, arrowProps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = rw.WriteRowGroup([]arrow.RecordBatch{bb})
+			if err == nil || !strings.Contains(err.Error(), "v.list.element") || !strings.Contains(err.Error(), "non-zero length null") {
+				t.Errorf("WriteRowGroup error = %v, want the column's path and the null list", err)
+			}
+			rw.Close()
+		})
+	}
+}
