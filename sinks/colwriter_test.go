@@ -334,12 +334,7 @@ func TestRowGroupWriterFallsBack(t *testing.T) {
 	if _, err := pathsToLeaves(schema); err == nil {
 		t.Fatal("pathsToLeaves walks a fixed-size list; pick another type for this test")
 	}
-	var buf bytes.Buffer
-	props, arrowProps := writerProps(config.DefaultWriter, schema, mem)
-	rw, err := newRowGroupWriter(schema, &buf, props, arrowProps)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rw := newTestRowGroupWriter(t, schema, mem)
 	if _, ok := rw.(pqarrowWriter); !ok {
 		t.Fatalf("writer is %T, want pqarrowWriter", rw)
 	}
@@ -413,18 +408,13 @@ func TestBufferedValuesReadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Release()
-	var buf bytes.Buffer
-	props, arrowProps := writerProps(config.DefaultWriter, schema, mem)
-	rw, err := newRowGroupWriter(schema, &buf, props, arrowProps)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rw := newTestRowGroupWriter(t, schema, mem)
 	c := rw.(*columnsWriter)
 	rg, err := c.wr.AppendBufferedRowGroupChecked()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := pqarrow.NewArrowWriteContext(context.Background(), &arrowProps)
+	ctx := pqarrow.NewArrowWriteContext(context.Background(), &c.arrowProps)
 	var sc levelScratch
 	for i := range c.leaves {
 		cw, err := rg.Column(i)
@@ -492,12 +482,7 @@ func TestColumnsWriterFailedRowGroup(t *testing.T) {
 			bb := array.NewRecordBatch(schema, []arrow.Array{b.Column(0), badList, b.Column(2)}, b.NumRows())
 			defer bb.Release()
 
-			var buf bytes.Buffer
-			props, arrowProps := writerProps(config.DefaultWriter, schema, mem)
-			rw, err := newRowGroupWriter(schema, &buf, props, arrowProps)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rw := newTestRowGroupWriter(t, schema, mem)
 			err = rw.WriteRowGroup([]arrow.RecordBatch{bb})
 			if err == nil || !strings.Contains(err.Error(), "v.list.element") || !strings.Contains(err.Error(), "non-zero length null") {
 				t.Errorf("WriteRowGroup error = %v, want the column's path and the null list", err)
@@ -505,4 +490,16 @@ func TestColumnsWriterFailedRowGroup(t *testing.T) {
 			rw.Close()
 		})
 	}
+}
+
+// newTestRowGroupWriter is the row group writer a file with schema and
+// the default writer settings gets, writing to a buffer.
+func newTestRowGroupWriter(t *testing.T, schema *arrow.Schema, mem memory.Allocator) rowGroupWriter {
+	t.Helper()
+	props, arrowProps := writerProps(config.DefaultWriter, schema, mem)
+	rw, err := newRowGroupWriter(schema, new(bytes.Buffer), props, arrowProps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rw
 }
