@@ -2,7 +2,6 @@ package stages
 
 import (
 	"bytes"
-	"encoding/hex"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -100,15 +99,29 @@ func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
+// hexValue is the value of a hex digit byte, or -1.
+var hexValue = func() (t [256]int8) {
+	for i := range t {
+		t[i] = -1
+	}
+	for i := range 10 {
+		t['0'+i] = int8(i)
+	}
+	for i := range 6 {
+		t['a'+i], t['A'+i] = int8(10+i), int8(10+i)
+	}
+	return t
+}()
+
 // hex4 reads four hex digits at the start of s, as strconv.ParseUint
 // with base 16 does for fastjson (either case, no sign or prefix).
 func hex4(s []byte) (rune, bool) {
-	var b [2]byte
 	if len(s) < 4 {
 		return 0, false
 	}
-	if _, err := hex.Decode(b[:], s[:4]); err != nil {
+	a, b, c, d := hexValue[s[0]], hexValue[s[1]], hexValue[s[2]], hexValue[s[3]]
+	if a|b|c|d < 0 {
 		return 0, false
 	}
-	return rune(b[0])<<8 | rune(b[1]), true
+	return rune(a)<<12 | rune(b)<<8 | rune(c)<<4 | rune(d), true
 }

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/valyala/fastjson"
 )
@@ -97,4 +98,64 @@ func FuzzInlineEscapes(f *testing.F) {
 			t.Fatalf("%q decodes to %s; written out as %q to %s", s, c1, out, c2)
 		}
 	})
+}
+
+// TestHex4 compares hex4 with strconv.ParseUint over every 4-byte string
+// of hex digits and their neighbours in ASCII, and short input.
+func TestHex4(t *testing.T) {
+	digits := []byte("0123456789abcdefABCDEF/:@G`g \x00\xff")
+	var s [4]byte
+	for _, a := range digits {
+		for _, b := range digits {
+			for _, c := range digits {
+				for _, d := range digits {
+					s = [4]byte{a, b, c, d}
+					want, err := strconv.ParseUint(string(s[:]), 16, 16)
+					got, ok := hex4(s[:])
+					if ok != (err == nil) || ok && got != rune(want) {
+						t.Fatalf("hex4(%q) = %#x, %v; strconv: %#x, %v", s, got, ok, want, err)
+					}
+				}
+			}
+		}
+	}
+	if _, ok := hex4([]byte("abc")); ok {
+		t.Error("hex4 read three digits")
+	}
+}
+
+// BenchmarkInlineEscapes writes out the escapes of a line shaped like a
+// CrowdRAG-25 response (Python's json escapes every non-ASCII character:
+// about 290 \u escapes in 30 KB), against copying the line (the floor).
+func BenchmarkInlineEscapes(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"response":"x","references_texts":[`)
+	for i := range 20 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteByte('"')
+		for j := range 60 {
+			sb.WriteString(`Die Caf\u00e9-Kultur \u201ezieht\u201c Leute an; \"Stra\u00dfe\" `)
+			if j%7 == 0 {
+				sb.WriteString(`\n\/`)
+			}
+		}
+		sb.WriteByte('"')
+	}
+	sb.WriteString(`]}`)
+	line := []byte(sb.String())
+	var dst []byte
+	var copyNs, escNs float64
+	for b.Loop() {
+		start := time.Now()
+		dst = append(dst[:0], line...)
+		copyNs += float64(time.Since(start))
+		start = time.Now()
+		dst = inlineEscapes(dst[:0], line)
+		escNs += float64(time.Since(start))
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(len(line))/(escNs/n)*1e3, "MB/s")
+	b.ReportMetric(escNs/copyNs, "x_copy")
 }
