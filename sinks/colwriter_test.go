@@ -116,21 +116,7 @@ func writeBoth(t *testing.T, mem memory.Allocator, schema *arrow.Schema, w confi
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, g := range groups {
-		var rows int64
-		for _, rb := range g {
-			rows += rb.NumRows()
-		}
-		tbl := array.NewTableFromRecords(schema, g)
-		err := pw.WriteTable(tbl, max(rows, 1))
-		tbl.Release()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := pw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeGroups(t, pqarrowWriter{pw, schema}, groups)
 	cw, err := newRowGroupWriter(schema, &b, props, arrowProps)
 	if err != nil {
 		t.Fatal(err)

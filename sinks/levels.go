@@ -205,10 +205,7 @@ func (p *leafPath) visit(k int, a arrow.Array, i int, d, r int16, sc *levelScrat
 	s := &p.steps[k]
 	if s.nullable {
 		if a.IsNull(i) {
-			sc.def = append(sc.def, d)
-			if p.lists > 0 {
-				sc.rep = append(sc.rep, r)
-			}
+			p.emit(sc, d, r)
 			return
 		}
 		d++
@@ -221,18 +218,14 @@ func (p *leafPath) visit(k int, a arrow.Array, i int, d, r int16, sc *levelScrat
 			// pqarrow would make of it).
 			d--
 		}
-		sc.def = append(sc.def, d)
-		if p.lists > 0 {
-			sc.rep = append(sc.rep, r)
-		}
+		p.emit(sc, d, r)
 	case stepStruct:
 		p.visit(k+1, a.(*array.Struct).Field(s.child), i, d, r, sc)
 	case stepList:
 		l := a.(array.ListLike)
 		start, end := l.ValueOffsets(i)
 		if start == end {
-			sc.def = append(sc.def, d)
-			sc.rep = append(sc.rep, r)
+			p.emit(sc, d, r)
 			return
 		}
 		vals := l.ListValues()
@@ -243,5 +236,14 @@ func (p *leafPath) visit(k int, a arrow.Array, i int, d, r int16, sc *levelScrat
 			}
 			p.visit(k+1, vals, int(j), d+1, rr, sc)
 		}
+	}
+}
+
+// emit appends one slot's definition level d and, when the path has
+// lists, its repetition level r.
+func (p *leafPath) emit(sc *levelScratch, d, r int16) {
+	sc.def = append(sc.def, d)
+	if p.lists > 0 {
+		sc.rep = append(sc.rep, r)
 	}
 }
