@@ -16,9 +16,16 @@ type Config struct {
 	Workers int `yaml:"workers"`
 	// BatchRows is the number of input rows decoded into one Arrow batch.
 	BatchRows int `yaml:"batch_rows"`
+	// BatchBytes ends a batch early once it holds about this many bytes:
+	// input bytes of a line-based input (JSON Lines, TSV), Arrow bytes of
+	// a Parquet input. It keeps the batches in flight small where rows are
+	// long (CrowdRAG-25's responses carry 29 KB of source texts a line),
+	// without making short rows' batches small too.
+	BatchBytes int `yaml:"batch_bytes"`
 	// ChannelDepth is the capacity of the channels between stages.
 	// Memory in flight is bounded by about
-	// (stages × (ChannelDepth + Workers) + MaxInFlight) × BatchRows rows.
+	// (stages × (ChannelDepth + Workers) + MaxInFlight) batches, each at
+	// most BatchRows rows and about BatchBytes bytes.
 	ChannelDepth int `yaml:"channel_depth"`
 	// MemoryLimit is the soft memory limit given to the Go runtime, in
 	// bytes: the collector works harder as the heap nears it, which keeps

@@ -16,7 +16,7 @@ func TestLoadGood(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Defaults survive an absent section.
-	if cfg.Data != DefaultData || cfg.Out != DefaultOut || cfg.BatchRows != DefaultBatchRows || cfg.ChannelDepth != DefaultChannelDepth {
+	if cfg.Data != DefaultData || cfg.Out != DefaultOut || cfg.BatchRows != DefaultBatchRows || cfg.BatchBytes != DefaultBatchBytes || cfg.ChannelDepth != DefaultChannelDepth {
 		t.Errorf("run defaults not applied: %+v", cfg)
 	}
 	if cfg.Writer.Compression != "zstd" || cfg.Writer.RowGroupRows != DefaultWriter.RowGroupRows || cfg.Writer.MaxPartitions != DefaultWriter.MaxPartitions {
@@ -69,6 +69,7 @@ func TestLoadBad(t *testing.T) {
 			want: []string{
 				"many_errors.bad.yaml:1: version: invalid value: must be 1, got 2",
 				"many_errors.bad.yaml:2: batch_rows: invalid value: must be ≥ 1",
+				"many_errors.bad.yaml:26: batch_bytes: invalid value: must be ≥ 4096",
 				"many_errors.bad.yaml:3: memory_limit: invalid value: must be -1 (the runtime's own) or at least 33554432",
 				"many_errors.bad.yaml:5: writer.compression: invalid value",
 				"many_errors.bad.yaml:12: datasets.d.inputs.in.path: required",

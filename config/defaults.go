@@ -11,6 +11,11 @@ const (
 	// DefaultBatchRows keeps batches small enough that several in flight
 	// stay well under 100 MB even for ~40 KB rows.
 	DefaultBatchRows = 1024
+	// DefaultBatchBytes is where a batch of long rows ends before
+	// BatchRows. 1 MiB took CrowdRAG-25's peak RSS at 10× from 490 to
+	// 395 MB at the same CPU (2 MiB before; 512 KiB saved more memory but
+	// cost 6% more CPU in per-batch work).
+	DefaultBatchBytes = 1 << 20
 	// DefaultChannelDepth is the capacity of each inter-stage channel.
 	DefaultChannelDepth = 2
 	// DefaultMemoryLimit is the Go runtime's soft memory limit: above what
@@ -60,6 +65,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.BatchRows == 0 {
 		c.BatchRows = DefaultBatchRows
+	}
+	if c.BatchBytes == 0 {
+		c.BatchBytes = DefaultBatchBytes
 	}
 	if c.ChannelDepth == 0 {
 		c.ChannelDepth = DefaultChannelDepth

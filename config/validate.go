@@ -60,6 +60,9 @@ func (c *Config) expand() error {
 	return errors.Join(errs...)
 }
 
+// minBatchBytes is the smallest batch_bytes accepted.
+const minBatchBytes = 4 << 10
+
 // Validate checks the whole config and returns every problem at once,
 // joined; each is a *FieldError naming the line and the field path.
 func (c *Config) Validate() error {
@@ -75,6 +78,9 @@ func (c *Config) Validate() error {
 	}
 	if c.BatchRows < 1 {
 		add("batch_rows", ErrInvalid, "must be ≥ 1, got %d", c.BatchRows)
+	}
+	if c.BatchBytes < minBatchBytes {
+		add("batch_bytes", ErrInvalid, "must be ≥ %d (4 KiB; below it a batch holds a line or two and per-batch work dominates), got %d", minBatchBytes, c.BatchBytes)
 	}
 	if c.MemoryLimit < -1 || (c.MemoryLimit > 0 && c.MemoryLimit < 32<<20) {
 		add("memory_limit", ErrInvalid, "must be -1 (the runtime's own) or at least 33554432 (32 MiB), got %d", c.MemoryLimit)

@@ -132,7 +132,7 @@ func NewSource(cfg *config.Config, in *config.Input, dataRoot string, mem memory
 			}
 			cols[i] = ParquetColumn{Name: c.Name, Type: t}
 		}
-		return &ParquetFile{Path: path, Name: in.Path, Columns: cols, CarryExtra: in.ExtraColumns == "carry", BatchRows: cfg.BatchRows, Mem: mem}, path, nil
+		return &ParquetFile{Path: path, Name: in.Path, Columns: cols, CarryExtra: in.ExtraColumns == "carry", BatchRows: cfg.BatchRows, BatchBytes: cfg.BatchBytes, Mem: mem}, path, nil
 	}
 	if in.Format == "tsv" {
 		cols := make([]TSVColumn, len(in.Columns))
@@ -145,7 +145,7 @@ func NewSource(cfg *config.Config, in *config.Input, dataRoot string, mem memory
 		}
 		return &TSVFolder{
 			Path: path, Name: in.Path, Columns: cols, FileColumn: in.FileColumn, Skip: in.Skip,
-			BatchRows: cfg.BatchRows, MaxLineBytes: in.MaxLineBytes, MaxBytes: in.MaxBytes, Mem: mem,
+			BatchRows: cfg.BatchRows, BatchBytes: cfg.BatchBytes, MaxLineBytes: in.MaxLineBytes, MaxBytes: in.MaxBytes, Mem: mem,
 		}, path, nil
 	}
 	cols := make([]JSONColumn, len(in.Columns))
@@ -162,6 +162,7 @@ func NewSource(cfg *config.Config, in *config.Input, dataRoot string, mem memory
 		Gzip:              in.Compression == "gzip",
 		Columns:           cols,
 		BatchRows:         cfg.BatchRows,
+		BatchBytes:        cfg.BatchBytes,
 		MaxLineBytes:      in.MaxLineBytes,
 		MaxBytes:          in.MaxBytes,
 		RejectBadLines:    in.OnBadLine == "reject",

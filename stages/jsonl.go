@@ -77,8 +77,9 @@ type JSONLines struct {
 	Columns []JSONColumn
 	// BatchRows is the most lines per chunk.
 	BatchRows int
-	// ChunkBytes ends a chunk early once it holds this many bytes.
-	ChunkBytes int
+	// BatchBytes ends a chunk early once it holds this many bytes of
+	// input (default 1 MiB).
+	BatchBytes int
 	// MaxLineBytes is the longest line accepted.
 	MaxLineBytes int64
 	// MaxBytes caps the decompressed bytes read.
@@ -138,20 +139,24 @@ func (s *JSONLines) init() {
 	for i := range s.Columns {
 		s.hints[i].init(fields[i].Type)
 	}
-	readDefaults(&s.Mem, &s.BatchRows, &s.MaxLineBytes, &s.MaxBytes)
-	if s.ChunkBytes <= 0 {
-		s.ChunkBytes = 2 << 20
-	}
+	readDefaults(&s.Mem, &s.BatchRows, &s.BatchBytes, &s.MaxLineBytes, &s.MaxBytes)
 }
 
+// defaultBatchBytes is the batch size, in bytes, of a source whose
+// BatchBytes is unset: config.DefaultBatchBytes.
+const defaultBatchBytes = 1 << 20
+
 // readDefaults fills the line readers' unset settings: the default
-// allocator, 1024-row batches, 256 MiB lines, no size limit.
-func readDefaults(mem *memory.Allocator, batchRows *int, maxLine, maxBytes *int64) {
+// allocator, batches of 1024 rows or 1 MiB, 256 MiB lines, no size limit.
+func readDefaults(mem *memory.Allocator, batchRows, batchBytes *int, maxLine, maxBytes *int64) {
 	if *mem == nil {
 		*mem = memory.DefaultAllocator
 	}
 	if *batchRows <= 0 {
 		*batchRows = 1024
+	}
+	if *batchBytes <= 0 {
+		*batchBytes = defaultBatchBytes
 	}
 	if *maxLine <= 0 {
 		*maxLine = 256 << 20
@@ -188,7 +193,7 @@ func (s *JSONLines) Chunks(ctx context.Context, emit func(pipeline.Chunk) error)
 		r = zr
 	}
 	lim := &limitReader{r: r, left: s.MaxBytes}
-	return splitLines(ctx, lim, 1<<20, s.MaxLineBytes, s.BatchRows, s.ChunkBytes, s.getBuf, func(c pipeline.Chunk) error {
+	return splitLines(ctx, lim, 1<<20, s.MaxLineBytes, s.BatchRows, s.BatchBytes, s.getBuf, func(c pipeline.Chunk) error {
 		c.File = s.Name
 		return emit(c)
 	}, func(line int64, err error) error {
@@ -239,8 +244,8 @@ func (l *limitReader) Read(p []byte) (int, error) {
 
 // getBuf returns an empty chunk buffer, reusing one a decoder finished
 // with: a chunk's bytes are copied into builders by Decode, so its buffer
-// can carry the next chunk. A new buffer has room for ChunkBytes and an
-// eighth more, since a chunk ends with the line that crosses ChunkBytes.
+// can carry the next chunk. A new buffer has room for BatchBytes and an
+// eighth more, since a chunk ends with the line that crosses BatchBytes.
 //
 // The buffers are kept in a short free list rather than a sync.Pool: the
 // collector empties a pool every other cycle, and on CrowdRAG-25 it cycles
@@ -255,7 +260,7 @@ func (s *JSONLines) getBuf() []byte {
 		s.bufs = s.bufs[:n-1]
 		return b[:0]
 	}
-	return make([]byte, 0, s.ChunkBytes+s.ChunkBytes/8)
+	return make([]byte, 0, s.BatchBytes+s.BatchBytes/8)
 }
 
 // maxFreeBufs bounds the chunk buffers kept for reuse (at most 16 idle,
@@ -267,7 +272,7 @@ const maxFreeBufs = 16
 
 // putBuf hands a decoded chunk's buffer back for reuse.
 func (s *JSONLines) putBuf(b []byte) {
-	if cap(b) == 0 || cap(b) > 4*s.ChunkBytes {
+	if cap(b) == 0 || cap(b) > 4*s.BatchBytes {
 		return // a chunk of very long lines: let the collector have it
 	}
 	s.bufMu.Lock()

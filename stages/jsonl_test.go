@@ -368,7 +368,7 @@ func TestSizeHintFollowsInputBytes(t *testing.T) {
 // empty; a new one has room for a whole chunk; at most maxFreeBufs wait,
 // and a buffer grown far past a chunk is not kept.
 func TestChunkBuffersAreReused(t *testing.T) {
-	s := &JSONLines{ChunkBytes: 1024}
+	s := &JSONLines{BatchBytes: 1024}
 	fresh := s.getBuf()
 	if len(fresh) != 0 || cap(fresh) < 1024+128 {
 		t.Fatalf("new buffer: len %d cap %d, want 0 and at least %d", len(fresh), cap(fresh), 1024+128)

@@ -51,6 +51,10 @@ type ParquetFile struct {
 	CarryExtra bool
 	// BatchRows is the most rows per batch.
 	BatchRows int
+	// BatchBytes is the Arrow size aimed at per batch (default 1 MiB):
+	// rows with long lists of texts get fewer rows per batch, so that the
+	// batches in flight stay small.
+	BatchBytes int
 	// Mem allocates the batches.
 	Mem memory.Allocator
 
@@ -72,6 +76,9 @@ func (s *ParquetFile) Schema() (*arrow.Schema, error) {
 	}
 	if s.BatchRows <= 0 {
 		s.BatchRows = 1024
+	}
+	if s.BatchBytes <= 0 {
+		s.BatchBytes = defaultBatchBytes
 	}
 	var fields []arrow.Field
 	for _, c := range s.Columns {
@@ -116,7 +123,7 @@ func (s *ParquetFile) open() (*pqarrow.FileReader, *arrow.Schema, error) {
 	if err != nil {
 		return nil, nil, &DecodeError{File: s.Name, Err: fmt.Errorf("%w: not a readable Parquet file: %v", ErrCorrupt, err)}
 	}
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRowsFor(rdr, s.BatchRows), PreAllocBinaryData: true}, s.Mem)
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRowsFor(rdr, s.BatchRows, s.BatchBytes), PreAllocBinaryData: true}, s.Mem)
 	if err != nil {
 		rdr.Close()
 		return nil, nil, &DecodeError{File: s.Name, Err: fmt.Errorf("%w: %v", ErrCorrupt, err)}
@@ -163,7 +170,7 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 	}
 	// The footer's guess bounds the probe's: first rows that are short
 	// must not make batches of long ones huge.
-	if n := probeBatchRows(ctx, fr, leaves); n > 0 && n < fr.Props.BatchSize {
+	if n := probeBatchRows(ctx, fr, leaves, s.BatchBytes); n > 0 && n < fr.Props.BatchSize {
 		fr.Props.BatchSize = n
 	}
 	rr, err := fr.GetRecordReader(ctx, leaves, nil)
@@ -190,11 +197,6 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 	return nil
 }
 
-// batchBytes is the Arrow size a Parquet source aims at per batch, the
-// size of a JSON Lines chunk: rows with long lists of texts get fewer
-// rows per batch, so that the batches in flight stay small.
-const batchBytes = 2 << 20
-
 // probeRows is how many rows probeBatchRows reads to learn a row's size.
 const probeRows = 128
 
@@ -207,7 +209,7 @@ const probeRows = 128
 // dictionary-encoded text is stored once per distinct value and decoded
 // once per row (the Habermas comparisons: 1.5 times what the footer
 // gives for the columns agora reads, 2.8 for all of them).
-func probeBatchRows(ctx context.Context, fr *pqarrow.FileReader, leaves []int) int64 {
+func probeBatchRows(ctx context.Context, fr *pqarrow.FileReader, leaves []int, batchBytes int) int64 {
 	pr := fr.ParquetReader()
 	if pr.NumRowGroups() == 0 || pr.MetaData().RowGroup(0).NumRows() == 0 {
 		return 0
@@ -228,13 +230,13 @@ func probeBatchRows(ctx context.Context, fr *pqarrow.FileReader, leaves []int) i
 		return 0
 	}
 	perRow := max(arrowx.BatchBytes(b)/b.NumRows(), 1)
-	return max(batchBytes/perRow, 64)
+	return max(int64(batchBytes)/perRow, 64)
 }
 
 // batchRowsFor returns the rows per batch for a file by the footer's
 // sizes: about batchBytes of uncompressed data (all columns), between 64
 // and most rows. It stands when probeBatchRows cannot tell or gives more.
-func batchRowsFor(r *file.Reader, most int) int64 {
+func batchRowsFor(r *file.Reader, most, batchBytes int) int64 {
 	most = max(most, 1)
 	md := r.MetaData()
 	var bytes, rows int64
@@ -245,7 +247,7 @@ func batchRowsFor(r *file.Reader, most int) int64 {
 	if bytes <= 0 || rows <= 0 {
 		return int64(most)
 	}
-	return min(max(batchBytes*rows/bytes, 64), int64(most))
+	return min(max(int64(batchBytes)*rows/bytes, 64), int64(most))
 }
 
 // recoverCorrupt turns a panic inside the Parquet library (a malformed

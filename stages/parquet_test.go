@@ -156,8 +156,8 @@ func openFiles(t *testing.T) int {
 // TestParquetBatchesFollowDecodedSize reads a file whose footer
 // understates its rows' Arrow size (a dictionary-encoded text stored once
 // per distinct value, decoded once per row) and checks the batches come
-// near batchBytes of Arrow data, not the footer's estimate, with every row
-// in order and nothing left allocated.
+// near BatchBytes of Arrow data (set to 768 KiB, not the default), not the
+// footer's estimate, with every row in order and nothing left allocated.
 func TestParquetBatchesFollowDecodedSize(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -176,7 +176,8 @@ func TestParquetBatchesFollowDecodedSize(t *testing.T) {
 	defer b.Release()
 	p := writeParquetFile(t, "dict.parquet", b, parquet.NewWriterProperties(parquet.WithDictionaryDefault(true), parquet.WithMaxRowGroupLength(rows/2)), pqarrow.DefaultWriterProps())
 
-	s := &ParquetFile{Path: p, Name: "dict.parquet", BatchRows: rows, Mem: mem, Columns: []ParquetColumn{
+	const batchBytes = 768 << 10
+	s := &ParquetFile{Path: p, Name: "dict.parquet", BatchRows: rows, BatchBytes: batchBytes, Mem: mem, Columns: []ParquetColumn{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "text", Type: arrow.BinaryTypes.String},
 	}}
@@ -307,8 +308,8 @@ func TestParquetBatchesBoundedWhenFirstRowsAreShort(t *testing.T) {
 	err := s.Chunks(t.Context(), func(c pipeline.Chunk) error {
 		defer c.Batch.Release()
 		n += c.Batch.NumRows()
-		if size := arrowx.BatchBytes(c.Batch); size > 2*batchBytes {
-			return fmt.Errorf("a batch of %d rows holds %d bytes of Arrow data, want about %d at most", c.Batch.NumRows(), size, batchBytes)
+		if size := arrowx.BatchBytes(c.Batch); size > 2*defaultBatchBytes {
+			return fmt.Errorf("a batch of %d rows holds %d bytes of Arrow data, want about %d at most", c.Batch.NumRows(), size, defaultBatchBytes)
 		}
 		return nil
 	})

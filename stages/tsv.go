@@ -52,6 +52,9 @@ type TSVFolder struct {
 	Skip []string
 	// BatchRows is the most lines per chunk.
 	BatchRows int
+	// BatchBytes ends a chunk early once it holds this many bytes of
+	// input (default 1 MiB).
+	BatchBytes int
 	// MaxLineBytes and MaxBytes bound a line and a file.
 	MaxLineBytes, MaxBytes int64
 	// Mem allocates the batches.
@@ -94,7 +97,7 @@ func (s *TSVFolder) Schema() (*arrow.Schema, error) {
 			arrow.Field{Name: pipeline.FileColumn, Type: arrow.BinaryTypes.String},
 			arrow.Field{Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64})
 		s.schema = arrow.NewSchema(fields, nil)
-		readDefaults(&s.Mem, &s.BatchRows, &s.MaxLineBytes, &s.MaxBytes)
+		readDefaults(&s.Mem, &s.BatchRows, &s.BatchBytes, &s.MaxLineBytes, &s.MaxBytes)
 	})
 	for _, c := range s.Columns {
 		switch c.Type.ID() {
@@ -197,10 +200,17 @@ func (s *TSVFolder) Chunks(ctx context.Context, emit func(pipeline.Chunk) error)
 	}
 	for _, p := range files {
 		err := s.readFile(ctx, p, func(c pipeline.Chunk) error {
+			// A file's chunk that would take the pack past BatchBytes
+			// starts a new one.
+			if len(pack.Data) > 0 && len(pack.Data)+len(c.Data) > s.BatchBytes {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
 			parts = append(parts, tsvPart{header: c.Index, line: c.Line, start: len(pack.Data)})
 			pack.Data = append(pack.Data, c.Data...)
 			pack.Rows += c.Rows
-			if pack.Rows >= s.BatchRows {
+			if pack.Rows >= s.BatchRows || len(pack.Data) >= s.BatchBytes {
 				return flush()
 			}
 			return nil
@@ -229,7 +239,7 @@ func (s *TSVFolder) readFile(ctx context.Context, p string, emit func(pipeline.C
 	lim := &limitReader{r: f, left: s.MaxBytes}
 	var hdr *tsvHeader
 	var fileIdx int
-	return splitLines(ctx, lim, bufSize, s.MaxLineBytes, s.BatchRows, 8<<20, nil, func(c pipeline.Chunk) error {
+	return splitLines(ctx, lim, bufSize, s.MaxLineBytes, s.BatchRows, s.BatchBytes, nil, func(c pipeline.Chunk) error {
 		c.File = name
 		if hdr == nil {
 			// The first chunk starts with the header line.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/agora-etl/agora/pipeline"
@@ -145,5 +146,56 @@ func TestPyRoundAndWason(t *testing.T) {
 		if got := WasonScore(cards, tt.sel); got != tt.want {
 			t.Errorf("WasonScore(%v) = %v, want %v", tt.sel, got, tt.want)
 		}
+	}
+}
+
+// TestTSVFolderBatchBytes checks that a batch of long lines ends at
+// BatchBytes of input before BatchRows, within a file and across the
+// small files packed together, with every row kept in order.
+func TestTSVFolderBatchBytes(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	long := strings.Repeat("x", 1000)
+	var want []string
+	for f, lines := range []int{10, 1, 1, 7} {
+		var b strings.Builder
+		b.WriteString("id\ttext\n")
+		for i := range lines {
+			id := itoa(int64(100*f + i))
+			b.WriteString(id + "\t" + long + "\n")
+			want = append(want, id)
+		}
+		os.WriteFile(filepath.Join(dir, string(rune('a'+f))), []byte(b.String()), 0o644)
+	}
+	const batchBytes = 4 << 10 // four lines and the one that crosses
+	s := &TSVFolder{Path: dir, Name: "chats", Mem: mem, BatchRows: 1024, BatchBytes: batchBytes,
+		Columns: []TSVColumn{{Name: "id", Type: arrow.BinaryTypes.String}, {Name: "text", Type: arrow.BinaryTypes.String}}}
+	var got []string
+	var sizes []int
+	err := s.Chunks(t.Context(), func(c pipeline.Chunk) error {
+		sizes = append(sizes, c.Rows)
+		if len(c.Data) > batchBytes+len(long)+16 {
+			t.Errorf("a chunk of %d rows holds %d bytes, want about %d at most", c.Rows, len(c.Data), batchBytes)
+		}
+		b, err := s.Decode(t.Context(), c, &pipeline.Rejects{File: c.File})
+		if err != nil {
+			return err
+		}
+		defer b.Release()
+		ids := b.Column(0).(*array.String)
+		for i := 0; i < ids.Len(); i++ {
+			got = append(got, ids.Value(i))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("ids %v, want %v", got, want)
+	}
+	if len(sizes) < 4 {
+		t.Errorf("19 lines of 1 KB came in %d chunks %v, want batches of about 4 KiB", len(sizes), sizes)
 	}
 }

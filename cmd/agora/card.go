@@ -13,13 +13,14 @@ import (
 )
 
 // configHash fingerprints what shapes one dataset's output bytes: the
-// dataset's declaration, the writer settings and the batch size.
+// dataset's declaration, the writer settings and the batch sizes.
 func configHash(cfg *config.Config, id string) string {
 	b, _ := json.Marshal(struct {
-		Dataset   *config.Dataset
-		Writer    config.Writer
-		BatchRows int
-	}{cfg.Datasets[id], cfg.Writer, cfg.BatchRows})
+		Dataset    *config.Dataset
+		Writer     config.Writer
+		BatchRows  int
+		BatchBytes int
+	}{cfg.Datasets[id], cfg.Writer, cfg.BatchRows, cfg.BatchBytes})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
