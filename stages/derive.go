@@ -528,6 +528,12 @@ func init() {
 			x, y := b.Column(idx[0]).(*array.String), b.Column(idx[1]).(*array.String)
 			sb := array.NewStringBuilder(mem)
 			defer sb.Release()
+			// Room for every key at once (the values and a "|" each), so
+			// the builder does not grow by doubling, each time copying
+			// and zeroing.
+			sb.Reserve(x.Len())
+			sb.ReserveData(len(x.ValueBytes()) + len(y.ValueBytes()) + x.Len())
+			var key []byte
 			for i := 0; i < x.Len(); i++ {
 				if x.IsNull(i) || y.IsNull(i) {
 					sb.AppendNull()
@@ -537,7 +543,8 @@ func init() {
 				if q < p {
 					p, q = q, p
 				}
-				sb.Append(p + "|" + q)
+				key = append(append(append(key[:0], p...), '|'), q...)
+				sb.BinaryBuilder.Append(key)
 			}
 			return sb.NewArray(), nil
 		}}, nil
@@ -687,12 +694,12 @@ func init() {
 			return nil, fmt.Errorf("value: %w %q", ErrNoColumn, d.Value)
 		}
 		// Per key: the first value seen, and whether another differed. Held
-		// by value, so the map holds no pointers for the collector to scan.
+		// by value, so the table holds no pointers for the collector to scan.
 		type state struct {
 			first    keyHash
 			conflict bool
 		}
-		values := map[keyHash]state{}
+		var values keyTable[state]
 		vcol := []int{vc}
 		var scratch []byte
 		return &Deriver{Type: arrow.FixedWidthTypes.Boolean, Whole: true, Uses: append(append([]int(nil), idx...), vc),
@@ -700,12 +707,12 @@ func init() {
 				for i := 0; i < int(b.NumRows()); i++ {
 					k := hashRowKey(&scratch, b, idx, i)
 					v := hashRowKey(&scratch, b, vcol, i)
-					st, ok := values[k]
+					st, ok := values.get(k)
 					if !ok {
-						values[k] = state{first: v}
+						values.put(k, state{first: v})
 					} else if !st.conflict && st.first != v {
 						st.conflict = true
-						values[k] = st
+						values.put(k, st)
 					}
 				}
 			},
@@ -713,7 +720,7 @@ func init() {
 				bb := array.NewBooleanBuilder(mem)
 				defer bb.Release()
 				for i := 0; i < int(b.NumRows()); i++ {
-					st, ok := values[hashRowKey(&scratch, b, idx, i)]
+					st, ok := values.get(hashRowKey(&scratch, b, idx, i))
 					if !ok {
 						return nil, fmt.Errorf("row %d: key not observed (internal error)", i)
 					}
@@ -721,7 +728,7 @@ func init() {
 				}
 				return bb.NewArray(), nil
 			},
-			Close: func() { clear(values) },
+			Close: func() { values = keyTable[state]{} },
 		}, nil
 	})
 }
@@ -788,6 +795,9 @@ func mapStrings(mem memory.Allocator, a arrow.Array, f func(string) string) arro
 	case *array.String:
 		sb := array.NewStringBuilder(mem)
 		defer sb.Release()
+		// f keeps most strings' length (lower, trim): room for the input's.
+		sb.Reserve(c.Len())
+		sb.ReserveData(len(c.ValueBytes()))
 		for i := 0; i < c.Len(); i++ {
 			if c.IsNull(i) {
 				sb.AppendNull()
