@@ -694,12 +694,12 @@ func init() {
 			return nil, fmt.Errorf("value: %w %q", ErrNoColumn, d.Value)
 		}
 		// Per key: the first value seen, and whether another differed. Held
-		// by value, so the table holds no pointers for the collector to scan.
+		// by value, so the map holds no pointers for the collector to scan.
 		type state struct {
 			first    keyHash
 			conflict bool
 		}
-		var values keyTable[state]
+		values := map[keyHash]state{}
 		vcol := []int{vc}
 		var scratch []byte
 		return &Deriver{Type: arrow.FixedWidthTypes.Boolean, Whole: true, Uses: append(append([]int(nil), idx...), vc),
@@ -707,12 +707,12 @@ func init() {
 				for i := 0; i < int(b.NumRows()); i++ {
 					k := hashRowKey(&scratch, b, idx, i)
 					v := hashRowKey(&scratch, b, vcol, i)
-					st, ok := values.get(k)
+					st, ok := values[k]
 					if !ok {
-						values.put(k, state{first: v})
+						values[k] = state{first: v}
 					} else if !st.conflict && st.first != v {
 						st.conflict = true
-						values.put(k, st)
+						values[k] = st
 					}
 				}
 			},
@@ -720,7 +720,7 @@ func init() {
 				bb := array.NewBooleanBuilder(mem)
 				defer bb.Release()
 				for i := 0; i < int(b.NumRows()); i++ {
-					st, ok := values.get(hashRowKey(&scratch, b, idx, i))
+					st, ok := values[hashRowKey(&scratch, b, idx, i)]
 					if !ok {
 						return nil, fmt.Errorf("row %d: key not observed (internal error)", i)
 					}
@@ -728,7 +728,7 @@ func init() {
 				}
 				return bb.NewArray(), nil
 			},
-			Close: func() { values = keyTable[state]{} },
+			Close: func() { clear(values) },
 		}, nil
 	})
 }

@@ -12,8 +12,8 @@ import (
 )
 
 // UniqueMemKeys is how many keys a key set (of a unique rule or an
-// occurrence derivation) keeps in a keyTable (16-byte slots, at most three
-// quarters full: 32 MiB at this many keys) before it moves them to a sorted run file on disk (in SpillDir), keeping 4
+// occurrence derivation) keeps in a Go map (about 28 bytes a key) before
+// it moves them to a sorted run file on disk (in SpillDir), keeping 4
 // bytes a key in memory. A variable so that tests can make it small.
 var UniqueMemKeys = 1 << 20
 
@@ -28,9 +28,9 @@ const wideLine = math.MaxUint32
 // keySet records the row keys a unique rule has seen, each with the line
 // of its first row; occurrence keeps each key's count in one.
 //
-// The newest keys are in a keyTable (16-byte slots: a 12-byte hash and a
+// The newest keys are in a map (16-byte slots: a 12-byte hash and a
 // 32-bit value). When it holds UniqueMemKeys keys, they are sorted into a
-// run file and the table is emptied. Each run counts the spills it holds;
+// run file and the map is emptied. Each run counts the spills it holds;
 // when the newest run holds as many as the one before it, the two are
 // merged into one (as a binary counter carries). So after S spills there
 // are at most log₂(S) + 1 runs to look in, and each entry is rewritten
@@ -46,13 +46,13 @@ const wideLine = math.MaxUint32
 // run's order) with a directory of where each value of its top 16 bits
 // starts, so a lookup reads a run's file only when a first word matches:
 // about once in 2³² / run entries lookups for a new key, and for every
-// duplicate. Memory is thus at most 32 bytes × UniqueMemKeys (the table)
-// + 4 bytes per entry spilled, plus 256 KiB of directory per run.
+// duplicate. Memory is thus about 28 × UniqueMemKeys + 4 bytes per entry
+// spilled, plus 256 KiB of directory per run.
 //
 // A keySet is used by one goroutine at a time.
 type keySet struct {
-	mem  keyTable[uint32]
-	wide map[keyHash]int64 // values of 2³²−1 and past, marked wideLine in the table or a run
+	mem  map[keyHash]uint32
+	wide map[keyHash]int64 // values of 2³²−1 and past, marked wideLine in the map or a run
 
 	runs  []*keyRun // oldest (most spills) first
 	entry [keyEntryBytes]byte
@@ -70,11 +70,11 @@ type keyRun struct {
 // in 32 bits.
 const maxRunKeys = math.MaxUint32
 
-func newKeySet() *keySet { return &keySet{} }
+func newKeySet() *keySet { return &keySet{mem: map[keyHash]uint32{}} }
 
 // get returns the value set last for k, if there is one.
 func (s *keySet) get(k keyHash) (int64, bool, error) {
-	l, ok := s.mem.get(k)
+	l, ok := s.mem[k]
 	for i := len(s.runs) - 1; !ok && i >= 0; i-- {
 		var err error
 		if l, ok, err = s.runs[i].find(k, &s.entry); err != nil {
@@ -95,7 +95,7 @@ func (s *keySet) get(k keyHash) (int64, bool, error) {
 // memory.
 func (s *keySet) set(k keyHash, v int64) error {
 	if v >= 0 && v < wideLine {
-		s.mem.put(k, uint32(v))
+		s.mem[k] = uint32(v)
 		if s.wide != nil {
 			delete(s.wide, k)
 		}
@@ -103,10 +103,9 @@ func (s *keySet) set(k keyHash, v int64) error {
 		if s.wide == nil {
 			s.wide = map[keyHash]int64{}
 		}
-		s.mem.put(k, wideLine)
-		s.wide[k] = v
+		s.mem[k], s.wide[k] = wideLine, v
 	}
-	if s.mem.len() >= UniqueMemKeys {
+	if len(s.mem) >= UniqueMemKeys {
 		return s.spill()
 	}
 	return nil
@@ -156,14 +155,14 @@ func appendKeyEntry(b []byte, e keyEntry) []byte {
 	return binary.LittleEndian.AppendUint32(b, e.line)
 }
 
-// spill writes the table's keys as a new run and empties the table (keeping
+// spill writes the map's keys as a new run and empties the map (keeping
 // its room for the next keys); then, while the newest run holds as many
 // spills as the one before it, merges the two.
 func (s *keySet) spill() error {
-	news := make([]keyEntry, 0, s.mem.len())
-	s.mem.each(func(k keyHash, l uint32) {
+	news := make([]keyEntry, 0, len(s.mem))
+	for k, l := range s.mem {
 		news = append(news, keyEntry{k, l})
-	})
+	}
 	slices.SortFunc(news, func(a, b keyEntry) int { return keyLess(a.key, b.key) })
 	r, err := writeRun(len(news), &sliceEntries{news}, &sliceEntries{})
 	if err != nil {
@@ -171,7 +170,7 @@ func (s *keySet) spill() error {
 	}
 	r.spills = 1
 	s.runs = append(s.runs, r)
-	s.mem.reset()
+	clear(s.mem)
 	for n := len(s.runs); n >= 2 && s.runs[n-1].spills >= s.runs[n-2].spills; n = len(s.runs) {
 		a, b := s.runs[n-2], s.runs[n-1]
 		total := len(a.prefix) + len(b.prefix)
@@ -305,6 +304,6 @@ func (s *keySet) close() {
 		r.remove()
 	}
 	s.runs = nil
-	s.mem = keyTable[uint32]{}
+	clear(s.mem)
 	clear(s.wide)
 }

@@ -45,15 +45,15 @@ func TestKeySetMatchesAMap(t *testing.T) {
 			if memKeys < len(model) && spilled(s) == 0 {
 				t.Errorf("%d keys with %d in memory, and nothing spilled", len(model), memKeys)
 			}
-			if got, want := spilled(s)+s.mem.len(), len(model); got != want {
+			if got, want := spilled(s)+len(s.mem), len(model); got != want {
 				t.Errorf("%d keys in runs and memory, want %d", got, want)
 			}
 			// Each key set once: every spill adds memKeys keys to the runs.
 			if got, want := checkRunSpills(t, s), spilled(s)/memKeys; got != want {
 				t.Errorf("runs hold %d spills, want %d", got, want)
 			}
-			if s.mem.len() > memKeys {
-				t.Errorf("%d keys in memory, want at most %d", s.mem.len(), memKeys)
+			if len(s.mem) > memKeys {
+				t.Errorf("%d keys in memory, want at most %d", len(s.mem), memKeys)
 			}
 			closeEmpty(t, s)
 		})
