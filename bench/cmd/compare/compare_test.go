@@ -81,6 +81,45 @@ func TestMedian(t *testing.T) {
 	}
 }
 
+// TestPairedRatio: the median of each repetition's own ratio, not the
+// ratio of the medians (which a slow repetition of one engine moves).
+func TestPairedRatio(t *testing.T) {
+	walls := func(ws ...float64) []measurement {
+		var ms []measurement
+		for _, w := range ws {
+			ms = append(ms, measurement{Wall: w})
+		}
+		return ms
+	}
+	for _, tc := range []struct {
+		name string
+		a, b []measurement
+		want float64
+	}{
+		// Repetition 2 ran slow for both: ratios 0.5, 0.5, 0.6.
+		{"a load that hits both", walls(2, 6, 3), walls(4, 12, 5), 0.5},
+		{"even count", walls(1, 2), walls(2, 2), 0.75},
+		{"a failed repetition left out", walls(2, 0, 3), walls(4, 5, 5), 0.55},
+		{"unequal lengths", walls(1, 1, 1), walls(2), 0.5},
+		{"nothing to pair", walls(), walls(1), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := pairedRatio(tc.a, tc.b); got < tc.want-1e-9 || got > tc.want+1e-9 {
+				t.Errorf("pairedRatio = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// Against the ratio of medians: summarise fills both.
+	res := map[string]*result{
+		"agora":  {Engine: "agora", Reps: walls(2, 6, 3)},
+		"duckdb": {Engine: "duckdb", Reps: walls(4, 12, 5)},
+	}
+	summarise(res)
+	if a := res["agora"]; a.PairedVsDuckDB != 0.5 || a.VsDuckDB != 0.6 {
+		t.Errorf("agora: paired %v (want 0.5), ratio of medians %v (want 0.6)", a.PairedVsDuckDB, a.VsDuckDB)
+	}
+}
+
 // TestWriteGrowth: datasets run at two or more row scales get a line per
 // engine, from the smallest scale to the largest whatever the order run,
 // with agora's judged against growthLimit; widened and failed sets, and
@@ -152,10 +191,10 @@ func TestQuickCompare(t *testing.T) {
 		t.Fatalf("%d table rows, want %d:\n%s", len(rows), want, stdout.String())
 	}
 	for _, r := range rows {
-		if len(r) != 13 {
+		if len(r) != 14 {
 			t.Fatalf("row has %d cells: %q", len(r), r)
 		}
-		for _, c := range []int{4, 5, 6, 7, 8, 9, 10} {
+		for _, c := range []int{4, 5, 6, 7, 8, 9, 10, 11} {
 			if _, err := strconv.ParseFloat(r[c], 64); err != nil {
 				t.Errorf("%s %s: cell %d %q is not a number", r[0], r[2], c, r[c])
 			}
@@ -163,10 +202,10 @@ func TestQuickCompare(t *testing.T) {
 		if cpu, _ := strconv.ParseFloat(r[6], 64); cpu <= 0 {
 			t.Errorf("%s %s: CPU seconds %q, want > 0", r[0], r[2], r[6])
 		}
-		if r[11] != "ok" {
-			t.Errorf("%s %s: row check %q", r[0], r[2], r[11])
+		if r[12] != "ok" {
+			t.Errorf("%s %s: row check %q", r[0], r[2], r[12])
 		}
-		if v := r[12]; !strings.HasPrefix(r[2], "agora") && v != "equal" {
+		if v := r[13]; !strings.HasPrefix(r[2], "agora") && v != "equal" {
 			t.Errorf("%s %s: values %q", r[0], r[2], v)
 		}
 	}
