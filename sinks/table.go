@@ -234,7 +234,8 @@ func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 // input batch: fewer, larger pieces for pqarrow to write and to join.
 // The sink benchmark (7 partitions) writes 9% faster; whole runs use
 // less CPU (CrowdRAG-25 2% at 10x and 9% at 50x, Habermas 11% at 1x,
-// level at 10x). A quarter of 16 MiB is two 2 MiB batches.
+// level at 10x). A quarter of 16 MiB is four batches of the default
+// batch_bytes (1 MiB).
 const pendingShare = 4
 
 // drain splits the pending batches by partition, all together: each

@@ -18,6 +18,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/valyala/fastjson"
 
+	"github.com/agora-etl/agora/config"
 	"github.com/agora-etl/agora/pipeline"
 )
 
@@ -143,8 +144,8 @@ func (s *JSONLines) init() {
 }
 
 // defaultBatchBytes is the batch size, in bytes, of a source whose
-// BatchBytes is unset: config.DefaultBatchBytes.
-const defaultBatchBytes = 1 << 20
+// BatchBytes is unset.
+const defaultBatchBytes = config.DefaultBatchBytes
 
 // readDefaults fills the line readers' unset settings: the default
 // allocator, batches of 1024 rows or 1 MiB, 256 MiB lines, no size limit.
@@ -264,7 +265,7 @@ func (s *JSONLines) getBuf() []byte {
 }
 
 // maxFreeBufs bounds the chunk buffers kept for reuse (at most 16 idle,
-// about 36 MiB). The chunks in flight per input are 2 × workers +
+// about 18 MiB at the default batch_bytes). The chunks in flight per input are 2 × workers +
 // channel_depth + 1, so with the default channel_depth this keeps every
 // buffer a run needs on up to 6 workers; beyond that, some chunks start
 // in a new buffer.
