@@ -659,8 +659,8 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		// Each key's count: the newest million keys in memory, the others
-		// in run files, as for unique.
+		// Each key's count: the newest UniqueMemKeys keys in memory, the
+		// others in run files, as for unique.
 		seen := newKeySet()
 		var scratch []byte
 		return &Deriver{Type: arrow.PrimitiveTypes.Int64, Ordered: true, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
