@@ -97,10 +97,15 @@ func TestKilledRunLeavesPreviousRelease(t *testing.T) {
 		cmd := exec.Command(agoraBin, "run", "--config", "../pipeline.yaml", "--data", data, "--out", out, "--only", "crowdrag25", "--force", "--mode", "overwrite")
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
+		started := time.Now()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(200 * time.Millisecond)
+		// Signal once the run has begun writing (its staging directory
+		// exists), not after a fixed delay: a run of this input takes
+		// a few hundred milliseconds, less than a fixed delay on a fast
+		// machine and more on a loaded one.
+		waitForStaging(out, "crowdrag25", started, 10*time.Second)
 		cmd.Process.Signal(sig)
 		err := cmd.Wait()
 		code := cmd.ProcessState.ExitCode()
@@ -122,7 +127,7 @@ func TestKilledRunLeavesPreviousRelease(t *testing.T) {
 		}
 	}
 	if interrupted == 0 {
-		t.Error("no run was interrupted: both finished within 200 ms, so the signal path went untested")
+		t.Error("no run was interrupted: both finished before the signal, so the signal path went untested")
 	}
 	// The next run cleans up the killed run's staging and publishes.
 	runAgoraArgs(t, "run", "--config", "../pipeline.yaml", "--data", data, "--out", out, "--only", "crowdrag25", "--force", "--mode", "overwrite")
@@ -131,6 +136,19 @@ func TestKilledRunLeavesPreviousRelease(t *testing.T) {
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".agora-staging") || strings.HasPrefix(e.Name(), ".agora-old") {
 			t.Errorf("left behind after recovery: %s", e.Name())
+		}
+	}
+}
+
+// waitForStaging waits until out holds the dataset's staging directory,
+// changed since the run started (one a killed run left behind does not
+// count), or until timeout. A run creates it once it starts writing,
+// after it set up its signal handling.
+func waitForStaging(out, dataset string, since time.Time, timeout time.Duration) {
+	staging := filepath.Join(out, ".agora-staging-"+dataset)
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if fi, err := os.Stat(staging); err == nil && !fi.ModTime().Before(since) {
+			return
 		}
 	}
 }
