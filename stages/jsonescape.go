@@ -95,9 +95,8 @@ func inlineEscape(dst, s []byte) ([]byte, []byte) {
 	return utf8.AppendRune(dst, r), s[6:]
 }
 
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
+// isHex reports whether c is a hex digit.
+func isHex(c byte) bool { return hexValue[c] >= 0 }
 
 // hexValue is the value of a hex digit byte, or -1.
 var hexValue = func() (t [256]int8) {
