@@ -32,7 +32,7 @@ type Config struct {
 	// resident memory near the limit instead of twice the live data. When
 	// the live data does not fit (the collector takes over a quarter of
 	// the CPU), agora raises the limit by a quarter rather than let the
-	// collector burn CPU. 0 means the default (512 MiB); -1 leaves the
+	// collector burn CPU. 0 means the default (416 MiB); -1 leaves the
 	// runtime's own setting. The GOMEMLIMIT environment variable, when
 	// set, wins.
 	MemoryLimit int64 `yaml:"memory_limit"`
