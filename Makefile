@@ -6,7 +6,7 @@ VENV    := .venv
 PYTHON  ?= python3
 FUZZTIME ?= 30s
 
-.PHONY: all build run check test unit e2e npm interop vet fmt fmt-check samples habermas-sample fuzz soak bench bench-quick config-reference clean
+.PHONY: all build run check test unit e2e npm interop vet fmt fmt-check samples habermas-sample fuzz soak bench bench-quick pgo config-reference clean
 
 all: build
 
@@ -88,9 +88,27 @@ bench: $(VENV)/.installed
 bench-quick: $(VENV)/.installed
 	cd bench && $(GO) run ./cmd/compare --repo .. --quick --verify $(BENCH_ARGS)
 
+## pgo: refresh cmd/agora/default.pgo, the CPU profile `go build` optimises agora with
+## (profile-guided optimisation), from runs of pipeline.yaml on generated inputs (in .pgo/)
+PGO_DIR := .pgo
+pgo:
+	rm -rf $(PGO_DIR) && mkdir -p $(PGO_DIR)
+	$(GO) build -o $(PGO_DIR)/agora ./cmd/agora
+	$(GO) build -o $(PGO_DIR)/agora-gen ./cmd/agora-gen
+	$(PGO_DIR)/agora-gen crowdrag25 --out $(PGO_DIR)/data/crowdrag25 --scale 10
+	$(PGO_DIR)/agora-gen delidata --out $(PGO_DIR)/data/delidata --scale 10
+	$(PGO_DIR)/agora-gen habermas --out $(PGO_DIR)/data/habermas --scale 1
+	$(PGO_DIR)/agora-gen habermas --out $(PGO_DIR)/wide/habermas --scale 1 --text-width 10
+	for ds in crowdrag25 delidata habermas; do \
+	  $(PGO_DIR)/agora run --config pipeline.yaml --data $(PGO_DIR)/data --only $$ds --out $(PGO_DIR)/out --mode overwrite --force --cpuprofile $(PGO_DIR)/$$ds.pprof || exit 1; \
+	done
+	$(PGO_DIR)/agora run --config pipeline.yaml --data $(PGO_DIR)/wide --only habermas --out $(PGO_DIR)/out --mode overwrite --force --cpuprofile $(PGO_DIR)/habermas-wide.pprof
+	$(GO) tool pprof -proto $(PGO_DIR)/*.pprof > cmd/agora/default.pgo
+	rm -rf $(PGO_DIR)
+
 ## config-reference: regenerate README.md's pipeline.yaml reference from config/ (go test ./config/gendoc checks it)
 config-reference:
 	$(GO) run ./config/gendoc
 
 clean:
-	rm -rf bin out $(VENV)
+	rm -rf bin out $(VENV) $(PGO_DIR)
