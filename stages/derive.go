@@ -436,8 +436,8 @@ func isStringList(t arrow.DataType) bool {
 func init() {
 	for _, c := range []struct {
 		name string
-		fn   func(string) string
-	}{{"lower", strings.ToLower}, {"upper", strings.ToUpper}} {
+		fn   func(dst []byte, s string) []byte
+	}{{"lower", appendCase(strings.ToLower, 'A', 'Z')}, {"upper", appendCase(strings.ToUpper, 'a', 'z')}} {
 		Register(c.name, "[column]", "Case-normalises a string or list<string> column ("+c.name+" case).", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
 			idx, err := argColumns(in, d, 1)
 			if err != nil {
@@ -790,7 +790,7 @@ func int64Of(mem memory.Allocator, b arrow.RecordBatch, f func(i int) (int64, bo
 	return ib.NewArray()
 }
 
-func mapStrings(mem memory.Allocator, a arrow.Array, f func(string) string) arrow.Array {
+func mapStrings(mem memory.Allocator, a arrow.Array, f func(dst []byte, s string) []byte) arrow.Array {
 	switch c := a.(type) {
 	case *array.String:
 		sb := array.NewStringBuilder(mem)
@@ -798,11 +798,13 @@ func mapStrings(mem memory.Allocator, a arrow.Array, f func(string) string) arro
 		// f keeps most strings' length (lower, trim): room for the input's.
 		sb.Reserve(c.Len())
 		sb.ReserveData(len(c.ValueBytes()))
+		var buf []byte
 		for i := 0; i < c.Len(); i++ {
 			if c.IsNull(i) {
 				sb.AppendNull()
 			} else {
-				sb.Append(f(c.Value(i)))
+				buf = f(buf[:0], c.Value(i))
+				sb.BinaryBuilder.Append(buf)
 			}
 		}
 		return sb.NewArray()
@@ -814,6 +816,29 @@ func mapStrings(mem memory.Allocator, a arrow.Array, f func(string) string) arro
 		return array.MakeFromData(data)
 	}
 	panic("stages: mapStrings on " + a.DataType().String())
+}
+
+// appendCase returns a case mapping that appends its result to dst: an
+// ASCII string byte by byte, flipping the case of the bytes from lo to hi,
+// and any other string through full (strings.ToLower or ToUpper, which
+// know Unicode's cases). strings.ToLower allocates a new string for every
+// value with a capital, such as each of CrowdRAG-25's votes ("A", "B").
+func appendCase(full func(string) string, lo, hi byte) func(dst []byte, s string) []byte {
+	return func(dst []byte, s string) []byte {
+		for i := 0; i < len(s); i++ {
+			if s[i] >= utf8.RuneSelf {
+				return append(dst, full(s)...)
+			}
+		}
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if lo <= c && c <= hi {
+				c ^= 'a' - 'A'
+			}
+			dst = append(dst, c)
+		}
+		return dst
+	}
 }
 
 // asciiSpace marks the ASCII bytes unicode.IsSpace calls space.

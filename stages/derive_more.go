@@ -263,7 +263,7 @@ func init() {
 			return nil, err
 		}
 		return &Deriver{Type: arrow.BinaryTypes.String, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
-			return mapStrings(mem, b.Column(idx[0]), SQLUnquote), nil
+			return mapStrings(mem, b.Column(idx[0]), func(dst []byte, s string) []byte { return append(dst, SQLUnquote(s)...) }), nil
 		}}, nil
 	})
 

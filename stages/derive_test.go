@@ -617,3 +617,32 @@ func FuzzCountWords(f *testing.F) {
 		}
 	})
 }
+
+// TestAppendCase holds the lower and upper derivations' byte-by-byte
+// ASCII path to strings.ToLower and ToUpper, on named cases and on random
+// strings mixing ASCII, accented letters and invalid UTF-8, appended after
+// existing bytes.
+func TestAppendCase(t *testing.T) {
+	lower, upper := appendCase(strings.ToLower, 'A', 'Z'), appendCase(strings.ToUpper, 'a', 'z')
+	check := func(t *testing.T, s string) {
+		t.Helper()
+		if got, want := string(lower([]byte("x"), s)), "x"+strings.ToLower(s); got != want {
+			t.Errorf("lower(%q) = %q, want %q", s, got[1:], want[1:])
+		}
+		if got, want := string(upper([]byte("x"), s)), "x"+strings.ToUpper(s); got != want {
+			t.Errorf("upper(%q) = %q, want %q", s, got[1:], want[1:])
+		}
+	}
+	for _, s := range []string{"", "A", "b", "MiXed Case 09 @[`{", "ÀÉÎ", "straße", "ǅ", "\xff\xfeAb", "İstanbul"} {
+		check(t, s)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := []string{"a", "Z", "m", "Q", " ", "@", "[", "`", "{", "é", "Ö", "ß", "\xc3", "0"}
+	for i := 0; i < 2000; i++ {
+		var sb strings.Builder
+		for k := r.IntN(12); k > 0; k-- {
+			sb.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		check(t, sb.String())
+	}
+}

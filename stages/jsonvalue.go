@@ -203,13 +203,16 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 			},
 		}, nil
 	case *arrow.StructType:
+		// The names once: StructType.Fields copies the fields at each call,
+		// which the closures below would pay per value.
 		fields := make([]valueFn, t.NumFields())
+		names := make([]string, t.NumFields())
 		for i, f := range t.Fields() {
 			fn, err := compileValue(f.Type)
 			if err != nil {
 				return valueFn{}, err
 			}
-			fields[i] = fn
+			fields[i], names[i] = fn, f.Name
 		}
 		return valueFn{
 			check: func(v *fastjson.Value, validUTF8 bool) error {
@@ -219,9 +222,9 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 				if v.Type() != fastjson.TypeObject {
 					return errType("object", v)
 				}
-				for i, f := range t.Fields() {
-					if err := fields[i].check(v.Get(f.Name), validUTF8); err != nil {
-						return fmt.Errorf(".%s: %w", f.Name, err)
+				for i, name := range names {
+					if err := fields[i].check(v.Get(name), validUTF8); err != nil {
+						return fmt.Errorf(".%s: %w", name, err)
 					}
 				}
 				return nil
@@ -233,8 +236,8 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 					return
 				}
 				sb.Append(true)
-				for i, f := range t.Fields() {
-					fields[i].append(sb.FieldBuilder(i), v.Get(f.Name))
+				for i, name := range names {
+					fields[i].append(sb.FieldBuilder(i), v.Get(name))
 				}
 			},
 		}, nil

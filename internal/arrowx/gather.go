@@ -99,6 +99,24 @@ func newBuf(mem memory.Allocator, n int) *memory.Buffer {
 	return b
 }
 
+// shortBits is the longest run of bits copyBits copies one at a time.
+const shortBits = 64
+
+// copyBits copies n bits of src from bit s to dst from bit d. A short run
+// is copied bit by bit: bitutil.CopyBitmap allocates a word reader and a
+// word writer at each call, and a partition split copies many runs of a
+// few rows (917,000 calls, a third of all allocations, on CrowdRAG-25 at
+// 10×).
+func copyBits(src []byte, s, n int, dst []byte, d int) {
+	if n > shortBits {
+		bitutil.CopyBitmap(src, s, n, dst, d)
+		return
+	}
+	for i := 0; i < n; i++ {
+		bitutil.SetBitTo(dst, d+i, bitutil.BitIsSet(src, s+i))
+	}
+}
+
 // gatherValidity returns the validity bitmap of the runs of srcs and the
 // null count; a nil bitmap when no gathered position is null.
 func gatherValidity(mem memory.Allocator, srcs []src, n int64) (*memory.Buffer, int) {
@@ -134,7 +152,7 @@ func gatherValidity(mem memory.Allocator, srcs []src, n int64) (*memory.Buffer, 
 		in := d.Buffers()[0].Bytes()
 		off := int64(d.Offset())
 		for _, r := range sr.runs {
-			bitutil.CopyBitmap(in, int(off+r.lo), int(r.hi-r.lo), b.Bytes(), int(pos))
+			copyBits(in, int(off+r.lo), int(r.hi-r.lo), b.Bytes(), int(pos))
 			pos += r.hi - r.lo
 		}
 	}
@@ -169,7 +187,7 @@ func gatherSrcs(mem memory.Allocator, dt arrow.DataType, srcs []src, n int64) ar
 		for _, sr := range srcs {
 			off := int64(sr.d.Offset())
 			for _, r := range sr.runs {
-				bitutil.CopyBitmap(sr.d.Buffers()[1].Bytes(), int(off+r.lo), int(r.hi-r.lo), vals.Bytes(), int(pos))
+				copyBits(sr.d.Buffers()[1].Bytes(), int(off+r.lo), int(r.hi-r.lo), vals.Bytes(), int(pos))
 				pos += r.hi - r.lo
 			}
 		}

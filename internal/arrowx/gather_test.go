@@ -93,19 +93,23 @@ func TestGatherMatchesTake(t *testing.T) {
 }
 
 // TestGatherRandom compares Gather and Take on random lists of strings
-// and random selections, the shape of the sink's partition split.
+// and booleans, with nulls, and random selections: scattered rows, and
+// runs of consecutive rows as a partition split gives, short ones (a few
+// rows, copied bit by bit) and long ones (past shortBits, copied by
+// words), on whole and sliced arrays.
 func TestGatherRandom(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	r := rand.New(rand.NewPCG(1, 2))
-	b := array.NewListBuilder(mem, arrow.BinaryTypes.String)
-	vb := b.ValueBuilder().(*array.StringBuilder)
-	for i := 0; i < 500; i++ {
+	lb := array.NewListBuilder(mem, arrow.BinaryTypes.String)
+	vb := lb.ValueBuilder().(*array.StringBuilder)
+	bb := array.NewBooleanBuilder(mem)
+	for i := 0; i < 1000; i++ {
 		switch r.IntN(10) {
 		case 0:
-			b.AppendNull()
+			lb.AppendNull()
 		default:
-			b.Append(true)
+			lb.Append(true)
 			for k := r.IntN(5); k > 0; k-- {
 				if r.IntN(8) == 0 {
 					vb.AppendNull()
@@ -114,36 +118,63 @@ func TestGatherRandom(t *testing.T) {
 				}
 			}
 		}
-	}
-	a := b.NewArray()
-	b.Release()
-	defer a.Release()
-	for round := 0; round < 100; round++ {
-		var idx []int64
-		if round%2 == 0 {
-			idx = make([]int64, r.IntN(300))
-			for i := range idx {
-				idx[i] = r.Int64N(int64(a.Len()))
-			}
+		if r.IntN(7) == 0 {
+			bb.AppendNull()
 		} else {
-			// Runs of consecutive rows, as a partition split gives.
-			for i := int64(0); i < int64(a.Len()); i++ {
-				if r.IntN(3) > 0 {
-					idx = append(idx, i)
+			bb.Append(r.IntN(2) == 0)
+		}
+	}
+	lists, bools := lb.NewArray(), bb.NewArray()
+	lb.Release()
+	bb.Release()
+	defer lists.Release()
+	defer bools.Release()
+	slicedLists, slicedBools := array.NewSlice(lists, 3, 997), array.NewSlice(bools, 5, 990)
+	defer slicedLists.Release()
+	defer slicedBools.Release()
+	selections := []struct {
+		name string
+		pick func(n int) []int64
+	}{
+		{"scattered", func(n int) []int64 {
+			idx := make([]int64, r.IntN(300))
+			for i := range idx {
+				idx[i] = r.Int64N(int64(n))
+			}
+			return idx
+		}},
+		{"short runs", func(n int) []int64 { return runs(r, n, 3) }},
+		{"long runs", func(n int) []int64 { return runs(r, n, 300) }},
+	}
+	for _, a := range []arrow.Array{lists, bools, slicedLists, slicedBools} {
+		for _, sel := range selections {
+			for round := 0; round < 30; round++ {
+				idx := sel.pick(a.Len())
+				got, ok := Gather(mem, a, idx)
+				if !ok {
+					t.Fatalf("Gather does not handle %s", a.DataType())
 				}
+				want := take(t, mem, a, idx)
+				if !array.Equal(got, want) || got.NullN() != want.NullN() {
+					t.Fatalf("%s of %d, %s, round %d: Gather and Take differ", a.DataType(), a.Len(), sel.name, round)
+				}
+				got.Release()
+				want.Release()
 			}
 		}
-		got, ok := Gather(mem, a, idx)
-		if !ok {
-			t.Fatal("Gather does not handle list<string>")
-		}
-		want := take(t, mem, a, idx)
-		if !array.Equal(got, want) {
-			t.Fatalf("round %d: Gather and Take differ", round)
-		}
-		got.Release()
-		want.Release()
 	}
+}
+
+// runs selects rows 0 to n-1 in order, dropping about one in every keep
+// rows, so that the kept rows form runs of about keep rows.
+func runs(r *rand.Rand, n, keep int) []int64 {
+	var idx []int64
+	for i := int64(0); i < int64(n); i++ {
+		if r.IntN(keep) > 0 {
+			idx = append(idx, i)
+		}
+	}
+	return idx
 }
 
 // TestGatherCopies scribbles over the input after a gather: the result
