@@ -24,8 +24,8 @@ const (
 	// twice-live heap of the live peaks at 50× (up to 230 MB), so resident
 	// memory stays flat as the input grows. 416 MiB took CrowdRAG-25 at 50×
 	// from 481 to 430 MB and Habermas at 10× rows from 514 to 430 MB, for
-	// 0–4% and 1–7% more CPU over three interleaved series; 384–400 MiB
-	// cost 7–13%.
+	// 0–4% more CPU (two interleaved series) and −1 to +7% (four);
+	// 384–400 MiB cost 7–13%.
 	DefaultMemoryLimit = 416 << 20
 	// DefaultMaxLineBytes accepts lines far longer than any real one
 	// (CrowdRAG-25 responses reach 43 KB).
