@@ -30,9 +30,10 @@ type Config struct {
 	// MemoryLimit is the soft memory limit given to the Go runtime, in
 	// bytes: the collector works harder as the heap nears it, which keeps
 	// resident memory near the limit instead of twice the live data. When
-	// the live data does not fit (the collector takes over a quarter of
-	// the CPU), agora raises the limit by a quarter rather than let the
-	// collector burn CPU. 0 means the default (416 MiB); -1 leaves the
+	// the live data does not fit (the collector and the scavenger take
+	// over a quarter of the CPU agora uses in a quarter second), agora
+	// raises the limit by a quarter, and logs it, rather than let them
+	// burn CPU. 0 means the default (416 MiB); -1 leaves the
 	// runtime's own setting. The GOMEMLIMIT environment variable, when
 	// set, wins.
 	MemoryLimit int64 `yaml:"memory_limit"`

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"os/signal"
 	"runtime"
@@ -196,7 +197,9 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 			return err
 		}
 		if setMemoryLimit && cfg.MemoryLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
-			defer adaptiveMemoryLimit(cfg.MemoryLimit, 250*time.Millisecond)()
+			defer adaptiveMemoryLimit(cfg.MemoryLimit, 250*time.Millisecond, func(limit int64, share float64) {
+				log.Info("memory limit raised: the live data does not fit under it", "memory_limit", limit, "gc_and_scavenge_cpu_share", math.Round(share*100)/100)
+			})()
 		}
 		if opts.Data == "" {
 			opts.Data = cfg.Data

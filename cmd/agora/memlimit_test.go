@@ -1,7 +1,9 @@
 package main
 
 import (
+	"math"
 	"runtime/debug"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -13,7 +15,13 @@ var sink [][]byte
 func TestAdaptiveMemoryLimitRisesWhenLiveDataDoesNotFit(t *testing.T) {
 	before := debug.SetMemoryLimit(-1)
 	const start = 4 << 20
-	stop := adaptiveMemoryLimit(start, 20*time.Millisecond)
+	var reported atomic.Int64
+	stop := adaptiveMemoryLimit(start, 20*time.Millisecond, func(limit int64, share float64) {
+		if share <= gcBusy {
+			t.Errorf("raised at a collector share of %.2f, not above %.2f", share, gcBusy)
+		}
+		reported.Store(limit)
+	})
 	live := make([][]byte, 0, 64)
 	for range 64 {
 		live = append(live, make([]byte, 1<<20)) // 64 MiB live, 16× the limit
@@ -30,7 +38,39 @@ func TestAdaptiveMemoryLimitRisesWhenLiveDataDoesNotFit(t *testing.T) {
 	if raised <= start {
 		t.Errorf("limit stayed at %d with %d MiB live", raised, len(live))
 	}
+	// The watcher may raise again between the last look and stop.
+	if got := reported.Load(); got < raised {
+		t.Errorf("raised reported %d, below the runtime's limit of %d", got, raised)
+	}
 	if got := debug.SetMemoryLimit(-1); got != before {
 		t.Errorf("limit after stop = %d, want the old %d", got, before)
+	}
+}
+
+// TestGCShareSince checks the share of the CPU used between two samples
+// that went to the collector and the scavenger: idle marking left out of
+// the collector's time, idle time out of the CPU used.
+func TestGCShareSince(t *testing.T) {
+	at := func(gc, gcIdle, scavenge, total, idle float64) gcSample {
+		return gcSample{gc: gc, gcIdle: gcIdle, scavenge: scavenge, total: total, idle: idle}
+	}
+	for _, tc := range []struct {
+		name      string
+		prev, cur gcSample
+		share     float64
+		ok        bool
+	}{
+		{"busy collector", at(1, 0, 0, 10, 0), at(1.5, 0, 0, 11, 0), 0.5, true},
+		{"idle marking is not a cost", at(0, 0, 0, 0, 0), at(0.5, 0.4, 0, 2, 1), 0.1, true},
+		{"idle time is not CPU used", at(0, 0, 0, 0, 0), at(0.25, 0, 0, 2, 1), 0.25, true},
+		{"scavenging is a cost", at(1, 0, 1, 4, 0), at(1.1, 0, 1.3, 5, 0), 0.4, true},
+		{"nothing used", at(1, 0, 0, 4, 1), at(1, 0, 0, 5, 2), 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			share, ok := tc.cur.gcShareSince(tc.prev)
+			if ok != tc.ok || math.Abs(share-tc.share) > 1e-9 {
+				t.Errorf("gcShareSince = %.3f, %v; want %.3f, %v", share, ok, tc.share, tc.ok)
+			}
+		})
 	}
 }
