@@ -6,7 +6,7 @@ VENV    := .venv
 PYTHON  ?= python3
 FUZZTIME ?= 30s
 
-.PHONY: all build run check test unit e2e npm interop vet fmt fmt-check samples habermas-sample fuzz soak bench bench-quick pgo config-reference clean
+.PHONY: all build run check test unit e2e bench-test npm interop vet fmt fmt-check samples habermas-sample fuzz soak bench bench-quick pgo config-reference clean
 
 all: build
 
@@ -21,12 +21,13 @@ run: build
 check: build
 	./$(BIN) check --config pipeline.yaml
 
-## test: vet, formatting, unit tests with -race, then the end-to-end readers (DuckDB, hyparquet)
-test: vet fmt-check unit e2e
+## test: vet, formatting, unit tests with -race, then the end-to-end readers (DuckDB, hyparquet) and the bench module's own tests
+test: vet fmt-check unit e2e bench-test
 
 vet:
 	$(GO) vet ./...
 	cd e2e && $(GO) vet ./...
+	cd bench && $(GO) vet ./...
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
@@ -46,6 +47,11 @@ $(NPM_DIR)/node_modules/.package-lock.json: $(NPM_DIR)/package-lock.json $(NPM_D
 
 e2e: npm
 	cd e2e && $(GO) test -count=1 ./...
+
+## bench-test: the comparison tool's tests (a separate module, bench/): set parsing, medians, paired ratios,
+## the SQL against pipeline.yaml, and a tiny whole comparison of agora and DuckDB (polars and pyarrow when .venv exists)
+bench-test:
+	cd bench && $(GO) test -count=1 ./...
 
 ## interop: Spark (local), pyarrow, pandas and polars read every table (a pinned Python venv in .venv)
 interop: build $(VENV)/.installed
