@@ -143,22 +143,24 @@ func (s *JSONLines) init() {
 	readDefaults(&s.Mem, &s.BatchRows, &s.BatchBytes, &s.MaxLineBytes, &s.MaxBytes)
 }
 
-// defaultBatchBytes is the batch size, in bytes, of a source whose
-// BatchBytes is unset.
-const defaultBatchBytes = config.DefaultBatchBytes
+// batchDefaults fills a source's unset batch sizes with pipeline.yaml's
+// defaults (config.DefaultBatchRows rows, config.DefaultBatchBytes bytes).
+func batchDefaults(batchRows, batchBytes *int) {
+	if *batchRows <= 0 {
+		*batchRows = config.DefaultBatchRows
+	}
+	if *batchBytes <= 0 {
+		*batchBytes = config.DefaultBatchBytes
+	}
+}
 
 // readDefaults fills the line readers' unset settings: the default
-// allocator, batches of 1024 rows or 1 MiB, 256 MiB lines, no size limit.
+// allocator, the default batch sizes, 256 MiB lines, no size limit.
 func readDefaults(mem *memory.Allocator, batchRows, batchBytes *int, maxLine, maxBytes *int64) {
 	if *mem == nil {
 		*mem = memory.DefaultAllocator
 	}
-	if *batchRows <= 0 {
-		*batchRows = 1024
-	}
-	if *batchBytes <= 0 {
-		*batchBytes = defaultBatchBytes
-	}
+	batchDefaults(batchRows, batchBytes)
 	if *maxLine <= 0 {
 		*maxLine = 256 << 20
 	}

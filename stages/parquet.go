@@ -74,12 +74,7 @@ func (s *ParquetFile) Schema() (*arrow.Schema, error) {
 	if s.Mem == nil {
 		s.Mem = memory.DefaultAllocator
 	}
-	if s.BatchRows <= 0 {
-		s.BatchRows = 1024
-	}
-	if s.BatchBytes <= 0 {
-		s.BatchBytes = defaultBatchBytes
-	}
+	batchDefaults(&s.BatchRows, &s.BatchBytes)
 	var fields []arrow.Field
 	for _, c := range s.Columns {
 		fields = append(fields, arrow.Field{Name: c.Name, Type: c.Type, Nullable: true})

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/agora-etl/agora/config"
 	"github.com/agora-etl/agora/internal/arrowx"
 	"github.com/agora-etl/agora/pipeline"
 )
@@ -308,8 +309,8 @@ func TestParquetBatchesBoundedWhenFirstRowsAreShort(t *testing.T) {
 	err := s.Chunks(t.Context(), func(c pipeline.Chunk) error {
 		defer c.Batch.Release()
 		n += c.Batch.NumRows()
-		if size := arrowx.BatchBytes(c.Batch); size > 2*defaultBatchBytes {
-			return fmt.Errorf("a batch of %d rows holds %d bytes of Arrow data, want about %d at most", c.Batch.NumRows(), size, defaultBatchBytes)
+		if size := arrowx.BatchBytes(c.Batch); size > 2*config.DefaultBatchBytes {
+			return fmt.Errorf("a batch of %d rows holds %d bytes of Arrow data, want about %d at most", c.Batch.NumRows(), size, config.DefaultBatchBytes)
 		}
 		return nil
 	})

@@ -61,24 +61,28 @@ func adaptiveMemoryLimit(limit int64, every time.Duration, raised func(limit int
 // gcSample is the runtime's CPU accounting at one moment, in seconds.
 type gcSample struct {
 	gc, gcIdle, scavenge, total, idle float64
-	samples                           [5]metrics.Sample
+}
+
+// gcSampleNames are the runtime/metrics read into a gcSample, in read's
+// order.
+var gcSampleNames = [...]string{
+	"/cpu/classes/gc/total:cpu-seconds",
+	"/cpu/classes/gc/mark/idle:cpu-seconds",
+	"/cpu/classes/scavenge/total:cpu-seconds",
+	"/cpu/classes/total:cpu-seconds",
+	"/cpu/classes/idle:cpu-seconds",
 }
 
 // read takes the sample.
 func (s *gcSample) read() {
-	for i, name := range []string{
-		"/cpu/classes/gc/total:cpu-seconds",
-		"/cpu/classes/gc/mark/idle:cpu-seconds",
-		"/cpu/classes/total:cpu-seconds",
-		"/cpu/classes/idle:cpu-seconds",
-		"/cpu/classes/scavenge/total:cpu-seconds",
-	} {
-		s.samples[i].Name = name
+	var ms [len(gcSampleNames)]metrics.Sample
+	for i, name := range gcSampleNames {
+		ms[i].Name = name
 	}
-	metrics.Read(s.samples[:])
-	s.gc, s.gcIdle = s.samples[0].Value.Float64(), s.samples[1].Value.Float64()
-	s.total, s.idle = s.samples[2].Value.Float64(), s.samples[3].Value.Float64()
-	s.scavenge = s.samples[4].Value.Float64()
+	metrics.Read(ms[:])
+	for i, v := range []*float64{&s.gc, &s.gcIdle, &s.scavenge, &s.total, &s.idle} {
+		*v = ms[i].Value.Float64()
+	}
 }
 
 // gcShareSince returns the share of the CPU used between prev and s that
