@@ -97,8 +97,9 @@ type JSONLines struct {
 	schema  *arrow.Schema
 	hints   []sizeHint // sizes seen in the last batch, to reserve builders
 	fns     []valueFn
+	fast    []*fastType // the columns for the fast path; nil: every line takes fastjson
 	keys    map[string]keyRef
-	parsers sync.Pool
+	states  sync.Pool // *decodeState
 	bufMu   sync.Mutex
 	bufs    [][]byte // chunk buffers handed back by Decode, at most maxFreeBufs
 	initErr error
@@ -133,6 +134,14 @@ func (s *JSONLines) init() {
 		for p, k := range keys {
 			s.keys[k] = keyRef{col: i, prio: p}
 		}
+	}
+	for _, c := range s.Columns {
+		ft, ok := compileFast(c.Type)
+		if !ok {
+			s.fast = nil
+			break
+		}
+		s.fast = append(s.fast, ft)
 	}
 	fields = append(fields, arrow.Field{Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64})
 	s.schema = arrow.NewSchema(fields, nil)
@@ -366,19 +375,26 @@ func (s *JSONLines) Decode(ctx context.Context, c pipeline.Chunk, rej *pipeline.
 	if _, err := s.Schema(); err != nil {
 		return nil, err
 	}
-	p, _ := s.parsers.Get().(*fastjson.Parser)
-	if p == nil {
-		p = &fastjson.Parser{}
+	st, _ := s.states.Get().(*decodeState)
+	if st == nil {
+		st = &decodeState{}
 	}
-	defer s.parsers.Put(p)
-	b, err := s.decode(p, c, rej)
+	defer s.states.Put(st)
+	b, err := s.decode(st, c, rej)
 	s.putBuf(c.Data) // decode copied what it kept (builders, rejects)
 	return b, err
 }
 
+// decodeState is what a decoder reuses from chunk to chunk.
+type decodeState struct {
+	parser fastjson.Parser
+	fast   fastLine
+}
+
 // decode type-checks each row before appending it, so a bad row never
 // leaves a partial row in the builders.
-func (s *JSONLines) decode(p *fastjson.Parser, c pipeline.Chunk, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
+func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
+	p := &st.parser
 	rb := array.NewRecordBuilder(s.Mem, s.schema)
 	defer rb.Release()
 	s.reserve(rb, c)
@@ -410,6 +426,10 @@ func (s *JSONLines) decode(p *fastjson.Parser, c pipeline.Chunk, rej *pipeline.R
 		// strconv (the same strings, in fewer steps); a line that then
 		// fails to parse is parsed as written, so the error quotes it.
 		validUTF8 := utf8.Valid(ln)
+		if validUTF8 && s.fast != nil && s.decodeFast(&st.fast, rb, ln) {
+			lineB.Append(n)
+			continue
+		}
 		src := ln
 		if bytes.Contains(ln, escU) {
 			esc = inlineEscapes(esc[:0], ln)

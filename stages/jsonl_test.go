@@ -14,7 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/klauspost/compress/gzip"
-	"github.com/valyala/fastjson"
 
 	"github.com/agora-etl/agora/config"
 	"github.com/agora-etl/agora/pipeline"
@@ -299,7 +298,7 @@ func TestSizeHintReserves(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := pipeline.Chunk{Data: data, Rows: 2, Line: 1}
-	b, err := s.decode(&fastjson.Parser{}, c, &pipeline.Rejects{})
+	b, err := s.decode(&decodeState{}, c, &pipeline.Rejects{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +347,7 @@ func TestSizeHintFollowsInputBytes(t *testing.T) {
 	}
 	long := `{"l":["x"` + strings.Repeat(`,"x"`, 20000) + "]}\n"
 	c := pipeline.Chunk{Data: []byte(long), Rows: 1, Line: 1}
-	b, err := s.decode(&fastjson.Parser{}, c, &pipeline.Rejects{})
+	b, err := s.decode(&decodeState{}, c, &pipeline.Rejects{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/valyala/fastjson"
+	"github.com/valyala/fastjson/fastfloat"
 )
 
 // valueFn appends one JSON value (nil means absent → null) to a builder.
@@ -105,6 +106,12 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 				}
 				if v.Type() != fastjson.TypeNumber {
 					return errType("number", v)
+				}
+				// fastjson takes any run of digits, signs, dots and
+				// exponents as a number; one that does not parse would
+				// otherwise be stored as 0.
+				if _, err := v.Float64(); err != nil {
+					return fmt.Errorf("want number, got %s", v.String())
 				}
 				return nil
 			},
@@ -299,6 +306,23 @@ func intOf(v *fastjson.Value) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	return integral(f)
+}
+
+// intOfRaw is intOf of a number's text, as the fast JSON path has it.
+func intOfRaw(s string) (int64, error) {
+	if n, err := fastfloat.ParseInt64(s); err == nil {
+		return n, nil
+	}
+	f, err := fastfloat.Parse(s)
+	if err != nil {
+		return 0, err
+	}
+	return integral(f)
+}
+
+// integral returns f as an integer if it is one exactly representable.
+func integral(f float64) (int64, error) {
 	if f != math.Trunc(f) || math.IsInf(f, 0) || math.Abs(f) > 1<<53 {
 		return 0, fmt.Errorf("want integer, got %s", strconv.FormatFloat(f, 'g', -1, 64))
 	}
