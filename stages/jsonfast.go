@@ -101,7 +101,7 @@ const (
 	tokFalse
 	tokNumber
 	tokString    // a string without escapes
-	tokEscString // a string with escapes, all of them ones the fast path decodes
+	tokEscString // a string with escapes, written out in ubuf
 	tokArray
 	tokObject
 )
@@ -111,8 +111,8 @@ const (
 // tokens for each member.
 type tok struct {
 	kind tokKind
-	// lo and hi are the bytes of a number, or of a string between its
-	// quotes (escapes as written).
+	// lo and hi are the bytes of a number or of a string between its
+	// quotes in the line, or those of a tokEscString in ubuf.
 	lo, hi int32
 	// n is the number of elements or members.
 	n int32
@@ -129,7 +129,8 @@ type fastLine struct {
 	vals   []int32 // the token chosen for each column, or -1
 	prio   []int
 	line   []byte
-	nextBS int // index of the next backslash at or after the scan, or len(line)
+	nextBS int    // index of the next backslash at or after the scan, or len(line)
+	ubuf   []byte // the strings with escapes, written out
 }
 
 // decodeFast appends line (valid UTF-8, without its newline) to the
@@ -179,6 +180,7 @@ func (s *JSONLines) decodeFast(st *fastLine, rb *array.RecordBuilder, line []byt
 // general path.
 func (st *fastLine) tokenize(line []byte) bool {
 	st.toks = st.toks[:0]
+	st.ubuf = st.ubuf[:0]
 	st.line = line
 	st.nextBS = -1
 	i, ok := st.value(skipSpace(line, 0), 0)
@@ -205,17 +207,15 @@ func (st *fastLine) value(i, depth int) (int, bool) {
 	var ok bool
 	switch c := s[i]; {
 	case c == '"':
-		var hi int
-		var esc bool
-		hi, esc, ok = st.str(i + 1)
+		hi, u0, ok := st.str(i + 1)
 		if !ok {
 			return 0, false
 		}
-		kind := tokString
-		if esc {
-			kind = tokEscString
+		if u0 >= 0 {
+			st.toks[t] = tok{kind: tokEscString, lo: int32(u0), hi: int32(len(st.ubuf))}
+		} else {
+			st.toks[t] = tok{kind: tokString, lo: int32(i + 1), hi: int32(hi)}
 		}
-		st.toks[t] = tok{kind: kind, lo: int32(i + 1), hi: int32(hi)}
 		i = hi + 1
 	case c == '[':
 		var n int32
@@ -252,8 +252,8 @@ func (st *fastLine) value(i, depth int) (int, bool) {
 				if i >= len(s) || s[i] != '"' {
 					return 0, false
 				}
-				hi, esc, ok := st.str(i + 1)
-				if !ok || esc {
+				hi, u0, ok := st.str(i + 1)
+				if !ok || u0 >= 0 {
 					return 0, false
 				}
 				st.toks = append(st.toks, tok{kind: tokString, lo: int32(i + 1), hi: int32(hi), end: int32(len(st.toks) + 1)})
@@ -317,14 +317,15 @@ func isNumberByte(c byte) bool {
 }
 
 // str finds the end of the string whose bytes start at line[i] and returns
-// the index of its closing quote and whether it holds escapes; false if it
-// does not end or holds an escape the fast path leaves to fastjson.
-func (st *fastLine) str(i int) (int, bool, bool) {
+// the index of its closing quote, or false if it does not end or holds an
+// escape the fast path leaves to fastjson. A string with escapes is written
+// out to ubuf as it is scanned, and u0 is where it starts there (else -1).
+func (st *fastLine) str(i int) (q, u0 int, ok bool) {
 	s := st.line
-	esc := false
-	q := bytes.IndexByte(s[i:], '"')
+	u0 = -1
+	q = bytes.IndexByte(s[i:], '"')
 	if q < 0 {
-		return 0, false, false
+		return 0, 0, false
 	}
 	q += i
 	for {
@@ -337,20 +338,26 @@ func (st *fastLine) str(i int) (int, bool, bool) {
 			}
 		}
 		if st.nextBS > q {
-			return q, esc, true
+			if u0 >= 0 {
+				st.ubuf = append(st.ubuf, s[i:q]...)
+			}
+			return q, u0, true
 		}
 		b := st.nextBS
 		n := escapeLen(s[b:])
 		if n == 0 {
-			return 0, false, false
+			return 0, 0, false
 		}
-		esc = true
+		if u0 < 0 {
+			u0 = len(st.ubuf)
+		}
+		st.ubuf = appendEscape(append(st.ubuf, s[i:b]...), s[b:b+n])
 		i = b + n
 		if i > q {
 			// The escape was of the quote: the string goes on.
 			r := bytes.IndexByte(s[i:], '"')
 			if r < 0 {
-				return 0, false, false
+				return 0, 0, false
 			}
 			q = i + r
 		}
@@ -386,44 +393,28 @@ func escapeLen(s []byte) int {
 	return 0
 }
 
-// unescape appends the bytes of string s (escapes as written, all of them
-// ones escapeLen takes) to dst. dst may be s[:0]: every escape is longer
-// than what it stands for, so no byte is written before it is read.
-func unescape(dst, s []byte) []byte {
-	for {
-		b := bytes.IndexByte(s, '\\')
-		if b < 0 {
-			return append(dst, s...)
+// appendEscape appends what escape e (one escapeLen takes) stands for.
+func appendEscape(dst, e []byte) []byte {
+	switch e[1] {
+	case 'u':
+		r, _ := hex4(e[2:])
+		if utf16.IsSurrogate(r) {
+			r2, _ := hex4(e[8:])
+			r = utf16.DecodeRune(r, r2)
 		}
-		dst = append(dst, s[:b]...)
-		s = s[b:]
-		switch s[1] {
-		case 'u':
-			r, _ := hex4(s[2:])
-			if utf16.IsSurrogate(r) {
-				r2, _ := hex4(s[8:])
-				dst = utf8.AppendRune(dst, utf16.DecodeRune(r, r2))
-				s = s[12:]
-				continue
-			}
-			dst = utf8.AppendRune(dst, r)
-			s = s[6:]
-			continue
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		default: // " \ /
-			dst = append(dst, s[1])
-		}
-		s = s[2:]
+		return utf8.AppendRune(dst, r)
+	case 'b':
+		return append(dst, '\b')
+	case 'f':
+		return append(dst, '\f')
+	case 'n':
+		return append(dst, '\n')
+	case 'r':
+		return append(dst, '\r')
+	case 't':
+		return append(dst, '\t')
 	}
+	return append(dst, e[1]) // the quote, backslash or slash itself
 }
 
 // member returns the token of the value of the first member of object
@@ -511,11 +502,9 @@ func (st *fastLine) append(b array.Builder, t int32, ft *fastType) {
 		sb := b.(*array.StringBuilder).BinaryBuilder
 		if v.kind == tokString {
 			sb.Append(st.line[v.lo:v.hi])
-			return
+		} else {
+			sb.Append(st.ubuf[v.lo:v.hi])
 		}
-		// Unescaped, a string is never longer: it is written over its
-		// escaped bytes, which nothing reads after the row is appended.
-		sb.Append(unescape(st.line[v.lo:v.lo], st.line[v.lo:v.hi]))
 	case fastInt:
 		n, _ := intOfRaw(st.text(v))
 		if ft.i32 {
