@@ -128,7 +128,7 @@ func TestBadInputCorpus(t *testing.T) {
 		{dataset: "malformed_json", code: 1, stderr: []string{"malformed.jsonl:3: invalid JSON"}},
 		{dataset: "malformed_json_rejected", written: 3, rejects: 1, rules: "3:decode"},
 		{dataset: "invalid_utf8", written: 2, rejects: 1, rules: "2:type"},
-		{dataset: "wrong_types", written: 2, rejects: 3, rules: "2:type 3:type 4:range"},
+		{dataset: "wrong_types", written: 2, rejects: 4, rules: "2:type 3:type 6:type 4:range"},
 		{dataset: "missing_and_unknown_keys", written: 3},
 		{dataset: "unknown_keys_rejected", written: 2, rejects: 1, rules: "2:unknown_key"},
 		{dataset: "empty_file"},
