@@ -2,6 +2,7 @@ package stages
 
 import (
 	"bytes"
+	"math"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -12,7 +13,8 @@ import (
 )
 
 // The fast JSON path decodes a plain line straight into the builders, in
-// one scan of the line and one copy of each string, where the general
+// one scan of the line and one copy of each string (two of a string with
+// escapes, which are written out as the scan meets them), where the general
 // path writes the line's \u escapes out into a copy of it, has fastjson
 // copy it again and build a tree of it, and then walks the tree. It takes
 // only lines it can decode to exactly what the general path gives; for
@@ -179,6 +181,9 @@ func (s *JSONLines) decodeFast(st *fastLine, rb *array.RecordBuilder, line []byt
 // tokenize splits line into tokens; false means the line is for the
 // general path.
 func (st *fastLine) tokenize(line []byte) bool {
+	if len(line) > math.MaxInt32 {
+		return false // tokens hold 32-bit offsets
+	}
 	st.toks = st.toks[:0]
 	st.ubuf = st.ubuf[:0]
 	st.line = line
