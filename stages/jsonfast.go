@@ -224,63 +224,14 @@ func (st *fastLine) value(i, depth int) (int, bool) {
 		i = hi + 1
 	case c == '[':
 		var n int32
-		i = skipSpace(s, i+1)
-		if i < len(s) && s[i] == ']' {
-			i++
-		} else {
-			for {
-				if i, ok = st.value(i, depth+1); !ok {
-					return 0, false
-				}
-				n++
-				if i = skipSpace(s, i); i >= len(s) {
-					return 0, false
-				}
-				if s[i] == ']' {
-					i++
-					break
-				}
-				if s[i] != ',' {
-					return 0, false
-				}
-				i = skipSpace(s, i+1)
-			}
+		if n, i, ok = st.items(i+1, ']', func(j int) (int, bool) { return st.value(j, depth+1) }); !ok {
+			return 0, false
 		}
 		st.toks[t] = tok{kind: tokArray, n: n}
 	case c == '{':
 		var n int32
-		i = skipSpace(s, i+1)
-		if i < len(s) && s[i] == '}' {
-			i++
-		} else {
-			for {
-				if i >= len(s) || s[i] != '"' {
-					return 0, false
-				}
-				hi, u0, ok := st.str(i + 1)
-				if !ok || u0 >= 0 {
-					return 0, false
-				}
-				st.toks = append(st.toks, tok{kind: tokString, lo: int32(i + 1), hi: int32(hi), end: int32(len(st.toks) + 1)})
-				if i = skipSpace(s, hi+1); i >= len(s) || s[i] != ':' {
-					return 0, false
-				}
-				if i, ok = st.value(skipSpace(s, i+1), depth+1); !ok {
-					return 0, false
-				}
-				n++
-				if i = skipSpace(s, i); i >= len(s) {
-					return 0, false
-				}
-				if s[i] == '}' {
-					i++
-					break
-				}
-				if s[i] != ',' {
-					return 0, false
-				}
-				i = skipSpace(s, i+1)
-			}
+		if n, i, ok = st.items(i+1, '}', func(j int) (int, bool) { return st.pair(j, depth+1) }); !ok {
+			return 0, false
 		}
 		st.toks[t] = tok{kind: tokObject, n: n}
 	case c == 't' && bytes.HasPrefix(s[i:], litTrue):
@@ -308,6 +259,53 @@ func (st *fastLine) value(i, depth int) (int, bool) {
 	}
 	st.toks[t].end = int32(len(st.toks))
 	return i, true
+}
+
+// items tokenizes the elements of an array or the members of an object,
+// from just after its opening bracket at line[i-1] to its closing one:
+// item reads one and returns the index after it. It returns how many there
+// were and the index after the closing bracket.
+func (st *fastLine) items(i int, closing byte, item func(int) (int, bool)) (int32, int, bool) {
+	s := st.line
+	var n int32
+	if i = skipSpace(s, i); i < len(s) && s[i] == closing {
+		return 0, i + 1, true
+	}
+	for {
+		var ok bool
+		if i, ok = item(i); !ok {
+			return 0, 0, false
+		}
+		n++
+		if i = skipSpace(s, i); i >= len(s) {
+			return 0, 0, false
+		}
+		if s[i] == closing {
+			return n, i + 1, true
+		}
+		if s[i] != ',' {
+			return 0, 0, false
+		}
+		i = skipSpace(s, i+1)
+	}
+}
+
+// pair tokenizes an object member at line[i]: its key (a tokString; an
+// escaped key is for the general path) and its value.
+func (st *fastLine) pair(i, depth int) (int, bool) {
+	s := st.line
+	if i >= len(s) || s[i] != '"' {
+		return 0, false
+	}
+	hi, u0, ok := st.str(i + 1)
+	if !ok || u0 >= 0 {
+		return 0, false
+	}
+	st.toks = append(st.toks, tok{kind: tokString, lo: int32(i + 1), hi: int32(hi), end: int32(len(st.toks) + 1)})
+	if i = skipSpace(s, hi+1); i >= len(s) || s[i] != ':' {
+		return 0, false
+	}
+	return st.value(skipSpace(s, i+1), depth)
 }
 
 var (
