@@ -26,8 +26,8 @@ import (
 //   - an escape other than \" \\ \/ \b \f \n \r \t and \uXXXX, a \uXXXX of
 //     a surrogate that is not the first of a valid pair (fastjson keeps or
 //     replaces those in ways of its own), and any escape in a key;
-//   - a number that is not -?[0-9][0-9.eE+-]* or that the column's type
-//     does not take (NaN and Infinity among them);
+//   - a number that does not start with '-' or a digit (fastjson's NaN,
+//     inf and the like), or that the column's type does not take;
 //   - a value of the wrong JSON type, and a key not declared when unknown
 //     keys are rejected.
 //
@@ -212,8 +212,8 @@ func (st *fastLine) value(i, depth int) (int, bool) {
 	var ok bool
 	switch c := s[i]; {
 	case c == '"':
-		hi, u0, ok := st.str(i + 1)
-		if !ok {
+		var hi, u0 int
+		if hi, u0, ok = st.str(i + 1); !ok {
 			return 0, false
 		}
 		if u0 >= 0 {

@@ -379,8 +379,9 @@ func (s *JSONLines) Decode(ctx context.Context, c pipeline.Chunk, rej *pipeline.
 	if st == nil {
 		st = &decodeState{}
 	}
-	defer s.states.Put(st)
 	b, err := s.decode(st, c, rej)
+	st.fast.line = nil // the chunk's buffer goes back to the free list
+	s.states.Put(st)
 	s.putBuf(c.Data) // decode copied what it kept (builders, rejects)
 	return b, err
 }
@@ -426,6 +427,8 @@ func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Reje
 		// strconv (the same strings, in fewer steps); a line that then
 		// fails to parse is parsed as written, so the error quotes it.
 		validUTF8 := utf8.Valid(ln)
+		// Plain lines take the fast path (jsonfast.go); the rest, and every
+		// line of an input with a column it does not decode, come here.
 		if validUTF8 && s.fast != nil && s.decodeFast(&st.fast, rb, ln) {
 			lineB.Append(n)
 			continue

@@ -321,7 +321,8 @@ func intOfRaw(s string) (int64, error) {
 	return integral(f)
 }
 
-// integral returns f as an integer if it is one exactly representable.
+// integral returns f as an integer when it is a whole number of at most
+// 2⁵³ in magnitude (exactly representable), else an error.
 func integral(f float64) (int64, error) {
 	if f != math.Trunc(f) || math.IsInf(f, 0) || math.Abs(f) > 1<<53 {
 		return 0, fmt.Errorf("want integer, got %s", strconv.FormatFloat(f, 'g', -1, 64))
