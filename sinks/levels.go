@@ -126,7 +126,7 @@ func (p *leafPath) levels(col arrow.Array, sc *levelScratch) (leafLevels, error)
 	// pqarrow calls a leaf without nulls not nullable, whatever its field.
 	out := leafLevels{nullable: last.nullable && leaf.NullN() > 0}
 	if p.lists == 0 && !p.anyNullable() {
-		out.values = array.NewSlice(leaf, 0, int64(leaf.Len()))
+		out.values = sliceOf(leaf, 0, int64(leaf.Len()))
 		return out, nil
 	}
 	sc.def, sc.rep = sc.def[:0], sc.rep[:0]
@@ -136,7 +136,7 @@ func (p *leafPath) levels(col arrow.Array, sc *levelScratch) (leafLevels, error)
 		// A top-level optional column: one level per row.
 		sc.def = flatLevels(col, sc.def)
 		out.def = sc.def
-		out.values = array.NewSlice(leaf, 0, int64(leaf.Len()))
+		out.values = sliceOf(leaf, 0, int64(leaf.Len()))
 		return out, nil
 	}
 	for i := 0; i < n; i++ {
@@ -144,15 +144,26 @@ func (p *leafPath) levels(col arrow.Array, sc *levelScratch) (leafLevels, error)
 	}
 	out.def = sc.def
 	if p.lists == 0 {
-		out.values = array.NewSlice(leaf, 0, int64(leaf.Len()))
+		out.values = sliceOf(leaf, 0, int64(leaf.Len()))
 		return out, nil
 	}
 	if sc.gap {
 		return leafLevels{}, errors.New("lists with non-zero length null components are not supported")
 	}
 	out.rep = sc.rep
-	out.values = array.NewSlice(leaf, sc.lo, sc.hi)
+	out.values = sliceOf(leaf, sc.lo, sc.hi)
 	return out, nil
+}
+
+// sliceOf returns a's rows lo to hi with a reference the caller releases:
+// a itself, retained, when that is all of it (a new slice costs a new
+// array, once per column and row group), else a new slice.
+func sliceOf(a arrow.Array, lo, hi int64) arrow.Array {
+	if lo == 0 && hi == int64(a.Len()) {
+		a.Retain()
+		return a
+	}
+	return array.NewSlice(a, lo, hi)
 }
 
 // anyNullable reports whether a step of the path is OPTIONAL.
