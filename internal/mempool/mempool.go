@@ -1,0 +1,170 @@
+// Package mempool holds an Arrow allocator that keeps freed buffers for
+// reuse, so that a run which builds and releases buffers of the same
+// sizes over and over does not hand them all to the garbage collector.
+package mempool
+
+import (
+	"math/bits"
+	"sync"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+const (
+	// minPooled is the smallest buffer kept: below it Go's own allocator
+	// is as fast, and the collector's work per buffer is small.
+	minPooled = 16 << 10
+	// maxPooled is the largest buffer kept.
+	maxPooled = 256 << 20
+	// steps is the number of size classes per doubling: a buffer takes
+	// at most a quarter more memory than was asked for.
+	steps     = 4
+	alignment = 64
+)
+
+// Allocator is a memory.Allocator that keeps the buffers of 16 KiB and
+// more it handed out, once freed, in free lists by size class, up to a
+// budget of bytes held, and hands them out again. It is safe for
+// concurrent use.
+//
+// Its buffers are what memory.GoAllocator's are: zeroed, aligned to 64
+// bytes, with a capacity equal to their length (arrow-go's compute
+// kernels rely on that). What differs is that a buffer must not be used
+// after it is freed, since its bytes go to the next Allocate; Arrow's
+// reference counting is what guarantees that. A buffer that is dropped
+// without Free is left to the collector, as with memory.GoAllocator.
+type Allocator struct {
+	budget  int
+	minSize int
+	poison  bool
+
+	mu   sync.Mutex
+	held int
+	// out maps the start of each pooled-size buffer handed out and not
+	// yet freed to its size class. Only a buffer found here is kept on
+	// Free, so a buffer from anywhere else is never taken for one of
+	// ours. It holds addresses, not references: a buffer dropped without
+	// Free is still collected (and its entry replaced when the address
+	// is handed out again).
+	out     map[uintptr]int
+	classes [64 * steps][][]byte
+	reused  int
+}
+
+// Reused returns how many buffers were handed out again after a Free.
+func (a *Allocator) Reused() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.reused
+}
+
+// New returns an Allocator that holds at most budget bytes of freed
+// buffers.
+func New(budget int) *Allocator {
+	return &Allocator{budget: budget, minSize: minPooled, out: map[uintptr]int{}}
+}
+
+// NewPoisoning returns an Allocator for tests: it keeps buffers from
+// minSize bytes (at least 64) instead of 16 KiB, and overwrites each
+// buffer freed to it with 0xA5, so that a use after Free shows.
+func NewPoisoning(budget, minSize int) *Allocator {
+	a := New(budget)
+	a.minSize = max(minSize, alignment)
+	a.poison = true
+	return a
+}
+
+// classOf returns the size class of a buffer of size bytes and the size
+// of the buffers of that class.
+func classOf(size int) (int, int) {
+	k := bits.Len(uint(size - 1)) // 2^(k-1) < size <= 2^k
+	step := 1 << (k - 3)
+	n := (size + step - 1) / step // 5..8
+	return (k-1)*steps + n - steps, n * step
+}
+
+func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// Allocate returns a zeroed buffer of size bytes, aligned to 64 bytes.
+func (a *Allocator) Allocate(size int) []byte {
+	if size < a.minSize || size > maxPooled {
+		return newBuffer(size)
+	}
+	c, cs := classOf(size)
+	a.mu.Lock()
+	var b []byte
+	if l := a.classes[c]; len(l) > 0 {
+		b = l[len(l)-1]
+		l[len(l)-1] = nil
+		a.classes[c] = l[:len(l)-1]
+		a.held -= cs
+		a.reused++
+	}
+	if b == nil {
+		a.mu.Unlock()
+		b = newBuffer(cs)
+		a.mu.Lock()
+	} else {
+		clear(b[:size])
+	}
+	a.out[addr(b)] = c
+	a.mu.Unlock()
+	return b[:size:size]
+}
+
+// newBuffer returns a new zeroed buffer of size bytes aligned to 64 bytes,
+// as memory.GoAllocator does.
+func newBuffer(size int) []byte {
+	buf := make([]byte, size+alignment)
+	shift := int((alignment - addr(buf)%alignment) % alignment)
+	return buf[shift : shift+size : shift+size]
+}
+
+// Reallocate returns a buffer of size bytes that starts with b's bytes:
+// b itself when it is large enough, else a new buffer, and then b is
+// freed.
+func (a *Allocator) Reallocate(size int, b []byte) []byte {
+	if size <= cap(b) {
+		return b[:size]
+	}
+	nb := a.Allocate(size)
+	copy(nb, b)
+	a.Free(b)
+	return nb
+}
+
+// Free keeps b for reuse when this Allocator handed it out at a pooled
+// size and the budget allows; otherwise b is left to the collector.
+func (a *Allocator) Free(b []byte) {
+	if cap(b) < a.minSize || cap(b) > maxPooled {
+		return
+	}
+	p := addr(b)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.out[p]
+	if !ok {
+		return
+	}
+	delete(a.out, p)
+	if cc, _ := classOf(cap(b)); cc != c {
+		return // resliced shorter than handed out: not ours to judge
+	}
+	_, cs := classOf(cap(b))
+	if a.held+cs > a.budget {
+		return
+	}
+	// The buffer was made with cs bytes from p (newBuffer(cs)), so the
+	// whole of it is ours again.
+	full := unsafe.Slice(unsafe.SliceData(b), cs)
+	if a.poison {
+		for i := range full {
+			full[i] = 0xA5
+		}
+	}
+	a.held += cs
+	a.classes[c] = append(a.classes[c], full)
+}
+
+var _ memory.Allocator = (*Allocator)(nil)

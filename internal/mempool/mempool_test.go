@@ -1,0 +1,181 @@
+package mempool
+
+import (
+	"bytes"
+	"sync"
+	"testing"
+	"unsafe"
+)
+
+func TestClassOf(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		size, want int
+	}{
+		{"power of two", 16 << 10, 16 << 10},
+		{"just over a power of two", 16<<10 + 1, 20 << 10},
+		{"a quarter over", 20 << 10, 20 << 10},
+		{"between steps", 21 << 10, 24 << 10},
+		{"last step", 31 << 10, 32 << 10},
+		{"large", 100 << 20, 112 << 20},
+		{"smallest for tests", 64, 64},
+		{"small odd", 65, 80},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, cs := classOf(tc.size)
+			if cs != tc.want {
+				t.Fatalf("classOf(%d) size %d, want %d", tc.size, cs, tc.want)
+			}
+			if c2, cs2 := classOf(cs); c2 != c || cs2 != cs {
+				t.Fatalf("a class's own size maps to class %d (%d), want %d (%d)", c2, cs2, c, cs)
+			}
+			if tc.size > 64 {
+				if cp, _ := classOf(tc.size - 1); cp > c {
+					t.Fatalf("class of %d is above that of %d", tc.size-1, tc.size)
+				}
+			}
+		})
+	}
+}
+
+// TestAllocateLikeGoAllocator: buffers are zeroed, aligned to 64 bytes and
+// as long as their capacity, whether new or reused.
+func TestAllocateLikeGoAllocator(t *testing.T) {
+	a := New(1 << 30)
+	for _, size := range []int{0, 1, 100, 16<<10 - 1, 16 << 10, 50_000, 1 << 20} {
+		for round := range 2 {
+			b := a.Allocate(size)
+			if len(b) != size || cap(b) != size {
+				t.Fatalf("size %d round %d: len %d cap %d", size, round, len(b), cap(b))
+			}
+			if size > 0 && addr(b)%alignment != 0 {
+				t.Fatalf("size %d round %d: not aligned", size, round)
+			}
+			if !bytes.Equal(b, make([]byte, size)) {
+				t.Fatalf("size %d round %d: not zeroed", size, round)
+			}
+			for i := range b {
+				b[i] = 0xFF
+			}
+			a.Free(b)
+		}
+	}
+}
+
+func TestFreedBufferIsReused(t *testing.T) {
+	a := New(1 << 30)
+	b := a.Allocate(40_000)
+	p := addr(b)
+	a.Free(b)
+	c := a.Allocate(33_000) // the same class (40 KiB)
+	if addr(c) != p {
+		t.Fatal("a buffer of the same class was not reused")
+	}
+	if a.held != 0 {
+		t.Fatalf("held %d after reuse, want 0", a.held)
+	}
+	d := a.Allocate(100_000) // another class
+	if addr(d) == p {
+		t.Fatal("a buffer in use was handed out again")
+	}
+}
+
+func TestBudget(t *testing.T) {
+	a := New(100 << 10)
+	var bs [][]byte
+	for range 4 {
+		bs = append(bs, a.Allocate(40<<10))
+	}
+	for _, b := range bs {
+		a.Free(b)
+	}
+	if a.held != 80<<10 {
+		t.Fatalf("held %d, want two 40 KiB buffers within the 100 KiB budget", a.held)
+	}
+}
+
+// TestForeignBuffersNotKept: a buffer this allocator did not hand out, or
+// one freed twice, is never put on a free list.
+func TestForeignBuffersNotKept(t *testing.T) {
+	a := New(1 << 30)
+	a.Free(make([]byte, 64<<10))
+	b := a.Allocate(64 << 10)
+	a.Free(b)
+	a.Free(b)
+	if a.held != 64<<10 {
+		t.Fatalf("held %d, want only the one buffer handed out", a.held)
+	}
+	x, y := a.Allocate(64<<10), a.Allocate(64<<10)
+	if addr(x) == addr(y) {
+		t.Fatal("a buffer freed twice was handed out twice")
+	}
+}
+
+func TestReallocate(t *testing.T) {
+	a := New(1 << 30)
+	b := a.Allocate(20_000)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	old := addr(b)
+	g := a.Reallocate(70_000, b)
+	if len(g) != 70_000 || cap(g) != 70_000 {
+		t.Fatalf("len %d cap %d", len(g), cap(g))
+	}
+	for i := range 20_000 {
+		if g[i] != byte(i) {
+			t.Fatalf("byte %d not kept", i)
+		}
+	}
+	if !bytes.Equal(g[20_000:], make([]byte, 50_000)) {
+		t.Fatal("grown part not zeroed")
+	}
+	if r := a.Allocate(20_000); addr(r) != old {
+		t.Fatal("the buffer left by Reallocate was not freed for reuse")
+	}
+	s := a.Reallocate(100, g)
+	if addr(s) != addr(g) || len(s) != 100 {
+		t.Fatal("shrinking should keep the buffer")
+	}
+}
+
+func TestPoisoning(t *testing.T) {
+	a := NewPoisoning(1<<30, 64)
+	b := a.Allocate(100)
+	full := unsafe.Slice(unsafe.SliceData(b), 112)
+	a.Free(b)
+	for i, c := range full {
+		if c != 0xA5 {
+			t.Fatalf("byte %d of a freed buffer is %#x, want 0xa5", i, c)
+		}
+	}
+	if c := a.Allocate(100); !bytes.Equal(c, make([]byte, 100)) {
+		t.Fatal("a reused poisoned buffer was not zeroed")
+	}
+}
+
+func TestConcurrentUse(t *testing.T) {
+	a := New(4 << 20)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 500 {
+				size := 16<<10 + (g*997+i*131)%(200<<10)
+				b := a.Allocate(size)
+				b[0], b[size-1] = byte(g), byte(i)
+				if b[0] != byte(g) || b[size-1] != byte(i) {
+					t.Error("buffer shared between goroutines")
+					return
+				}
+				if i%3 == 0 {
+					b = a.Reallocate(size*2, b)
+				}
+				a.Free(b)
+			}
+		})
+	}
+	wg.Wait()
+	if a.held > 4<<20 {
+		t.Fatalf("held %d over the budget", a.held)
+	}
+}
