@@ -2,6 +2,8 @@ package mempool
 
 import (
 	"bytes"
+	"runtime"
+	"runtime/debug"
 	"sync"
 	"testing"
 	"unsafe"
@@ -63,6 +65,7 @@ func TestAllocateLikeGoAllocator(t *testing.T) {
 }
 
 func TestFreedBufferIsReused(t *testing.T) {
+	noGC(t)
 	a := New(1 << 30)
 	b := a.Allocate(40_000)
 	p := addr(b)
@@ -81,6 +84,7 @@ func TestFreedBufferIsReused(t *testing.T) {
 }
 
 func TestBudget(t *testing.T) {
+	noGC(t)
 	a := New(100 << 10)
 	var bs [][]byte
 	for range 4 {
@@ -97,6 +101,7 @@ func TestBudget(t *testing.T) {
 // TestForeignBuffersNotKept: a buffer this allocator did not hand out, or
 // one freed twice, is never put on a free list.
 func TestForeignBuffersNotKept(t *testing.T) {
+	noGC(t)
 	a := New(1 << 30)
 	a.Free(make([]byte, 64<<10))
 	b := a.Allocate(64 << 10)
@@ -112,6 +117,7 @@ func TestForeignBuffersNotKept(t *testing.T) {
 }
 
 func TestReallocate(t *testing.T) {
+	noGC(t)
 	a := New(1 << 30)
 	b := a.Allocate(20_000)
 	for i := range b {
@@ -140,6 +146,7 @@ func TestReallocate(t *testing.T) {
 }
 
 func TestPoisoning(t *testing.T) {
+	noGC(t)
 	a := NewPoisoning(1<<30, 64)
 	b := a.Allocate(100)
 	full := unsafe.Slice(unsafe.SliceData(b), 112)
@@ -178,4 +185,42 @@ func TestConcurrentUse(t *testing.T) {
 	if a.held > 4<<20 {
 		t.Fatalf("held %d over the budget", a.held)
 	}
+}
+
+func TestClassSizeInvertsClassOf(t *testing.T) {
+	for size := 64; size <= 1<<30; size += size/7 + 1 {
+		c, cs := classOf(size)
+		if got := classSize(c); got != cs {
+			t.Fatalf("classSize(%d) = %d, want %d (size %d)", c, got, cs, size)
+		}
+	}
+}
+
+// TestCollectedBuffersNotHeld: the free lists hold their buffers weakly,
+// so that what they hold does not count as live data for the collector;
+// a buffer collected is dropped from its list.
+func TestCollectedBuffersNotHeld(t *testing.T) {
+	a := New(1 << 30)
+	for range 8 {
+		a.Free(a.Allocate(1 << 20))
+	}
+	runtime.GC()
+	runtime.GC()
+	a.mu.Lock()
+	a.dropCollected()
+	held := a.held
+	a.mu.Unlock()
+	if held != 0 {
+		t.Fatalf("held %d after collection, want 0", held)
+	}
+	if b := a.Allocate(1 << 20); len(b) != 1<<20 || !bytes.Equal(b, make([]byte, 1<<20)) {
+		t.Fatal("allocating after collection gave a bad buffer")
+	}
+}
+
+// noGC stops the collector for the test, so that the buffers it frees
+// stay in the free lists.
+func noGC(t *testing.T) {
+	old := debug.SetGCPercent(-1)
+	t.Cleanup(func() { debug.SetGCPercent(old) })
 }
