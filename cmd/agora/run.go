@@ -46,7 +46,7 @@ type runOptions struct {
 	Mem        memory.Allocator
 	// SinkMem is what the table writers allocate their row groups and
 	// Parquet pages from; nil means Mem when that is set, else a
-	// mempool of sinkPoolBytes for the run.
+	// mempool of sinkPoolBytes for each dataset's run.
 	SinkMem memory.Allocator
 	// FS is where releases are written; nil means the OS (tests inject
 	// faults here).
@@ -56,21 +56,12 @@ type runOptions struct {
 }
 
 // sinkPoolBytes is how many bytes of freed row groups and Parquet
-// buffers a run lists for reuse by its table writers, until the next
-// collection. The writers build and release buffers of the same sizes row
-// group after row group; reused, they are not garbage for the collector
-// to find: a CrowdRAG-25 run at 10× collects 37 times instead of 47
-// (README, What changed).
+// buffers a dataset's run lists for reuse by its table writers until the
+// next collection (datasets run one at a time). The writers build and
+// release buffers of the same sizes row group after row group; reused,
+// they are not garbage for the collector to find: a CrowdRAG-25 run at
+// 10× collects 37 times instead of 47 (README, What changed).
 const sinkPoolBytes = 32 << 20
-
-// allocators are the Arrow allocators of a dataset's run: stages' for
-// what the inputs decode into and the steps make, sinks' for the row
-// groups the writers gather and their Parquet buffers. They are apart
-// because a pool (mempool) hands a freed buffer's bytes to the next
-// user, which is only safe where no string keeps pointing into a
-// released batch: the writers copy what they keep, while the steps' key
-// sets and reject examples hold strings of the batches they saw.
-type allocators struct{ stages, sinks memory.Allocator }
 
 // ErrExists is returned in --mode error when the published release differs
 // from what this run produced.
@@ -216,12 +207,18 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	mems := allocators{stages: mem, sinks: opts.SinkMem}
-	if mems.sinks == nil {
-		mems.sinks = mem
-		if opts.Mem == nil {
-			mems.sinks = mempool.New(sinkPoolBytes)
-		}
+	// The writers allocate apart from the stages because a pool (mempool)
+	// hands a freed buffer's bytes to the next user, which is only safe
+	// where no string keeps pointing into a released batch: the writers
+	// copy what they keep, while the steps' key sets and reject examples
+	// hold strings of the batches they saw.
+	sinkMem := opts.SinkMem
+	switch {
+	case sinkMem != nil:
+	case opts.Mem != nil:
+		sinkMem = opts.Mem
+	default:
+		sinkMem = mempool.New(sinkPoolBytes)
 	}
 	workers := cfg.Workers
 	if opts.Workers > 0 {
@@ -359,7 +356,7 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	g.SetLimit(workers)
 	for _, group := range groups {
 		g.Go(func() error {
-			return runGroup(gctx, cfg, id, d, group, built, trackers, results, root, workers, mems, opts.FS)
+			return runGroup(gctx, cfg, id, d, group, built, trackers, results, root, workers, sinkMem, opts.FS)
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -405,7 +402,7 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 
 // runGroup runs the tables (indexes into d.TableNames()) that read one
 // input; with more than one, the input is decoded once for all of them.
-func runGroup(ctx context.Context, cfg *config.Config, id string, d *config.Dataset, group []int, built map[string]*stages.Built, trackers map[string]*tracker, results []*TableResult, root string, workers int, mems allocators, fs sinks.FS) error {
+func runGroup(ctx context.Context, cfg *config.Config, id string, d *config.Dataset, group []int, built map[string]*stages.Built, trackers map[string]*tracker, results []*TableResult, root string, workers int, sinkMem memory.Allocator, fs sinks.FS) error {
 	names := d.TableNames()
 	// track wraps a table's source so that its progress is counted, and
 	// returns what to call when the table ends.
@@ -419,7 +416,7 @@ func runGroup(ctx context.Context, cfg *config.Config, id string, d *config.Data
 	if len(group) == 1 {
 		name := names[group[0]]
 		src, done := track(name, built[name].Source)
-		res, err := runTable(ctx, cfg, id, name, d.Tables[name], built[name], src, 0, root, workers, mems, fs)
+		res, err := runTable(ctx, cfg, id, name, d.Tables[name], built[name], src, 0, root, workers, sinkMem, fs)
 		done()
 		results[group[0]] = res
 		return err
@@ -435,7 +432,7 @@ func runGroup(ctx context.Context, cfg *config.Config, id string, d *config.Data
 			// A consumer decodes nothing: it needs only enough batches in
 			// flight to keep its parallel stages busy.
 			src, done := track(name, shared.Consumer(k))
-			res, err := runTable(gctx, cfg, id, name, d.Tables[name], built[name], src, workers+1, root, workers, mems, fs)
+			res, err := runTable(gctx, cfg, id, name, d.Tables[name], built[name], src, workers+1, root, workers, sinkMem, fs)
 			done()
 			results[i] = res
 			return err
@@ -444,13 +441,13 @@ func runGroup(ctx context.Context, cfg *config.Config, id string, d *config.Data
 	return g.Wait()
 }
 
-func runTable(ctx context.Context, cfg *config.Config, id, name string, t *config.Table, b *stages.Built, src pipeline.Source, inflight int, root string, workers int, mems allocators, fs sinks.FS) (*TableResult, error) {
+func runTable(ctx context.Context, cfg *config.Config, id, name string, t *config.Table, b *stages.Built, src pipeline.Source, inflight int, root string, workers int, sinkMem memory.Allocator, fs sinks.FS) (*TableResult, error) {
 	var sink interface {
 		pipeline.Sink
 	}
 	var tsink *sinks.Table
 	if root != "" {
-		s, err := sinks.NewTable(root, name, b.Schema, t.PartitionBy, cfg.WriterFor(t), mems.sinks)
+		s, err := sinks.NewTable(root, name, b.Schema, t.PartitionBy, cfg.WriterFor(t), sinkMem)
 		if err != nil {
 			return nil, cfg.At(fmt.Sprintf("datasets.%s.tables.%s", id, name), err)
 		}

@@ -98,7 +98,7 @@ func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))
 // Allocate returns a zeroed buffer of size bytes, aligned to 64 bytes.
 func (a *Allocator) Allocate(size int) []byte {
 	if size < a.minSize || size > maxPooled {
-		return newBuffer(size)
+		return goAllocator.Allocate(size)
 	}
 	c, cs := classOf(size)
 	a.mu.Lock()
@@ -115,7 +115,7 @@ func (a *Allocator) Allocate(size int) []byte {
 	}
 	if b == nil {
 		a.mu.Unlock()
-		b = newBuffer(cs)
+		b = goAllocator.Allocate(cs)
 		a.mu.Lock()
 	} else {
 		clear(b[:size])
@@ -125,13 +125,9 @@ func (a *Allocator) Allocate(size int) []byte {
 	return b[:size:size]
 }
 
-// newBuffer returns a new zeroed buffer of size bytes aligned to 64 bytes,
-// as memory.GoAllocator does.
-func newBuffer(size int) []byte {
-	buf := make([]byte, size+alignment)
-	shift := int((alignment - addr(buf)%alignment) % alignment)
-	return buf[shift : shift+size : shift+size]
-}
+// goAllocator makes the buffers: zeroed, aligned to 64 bytes, as long
+// as asked for.
+var goAllocator memory.GoAllocator
 
 // Reallocate returns a buffer of size bytes that starts with b's bytes:
 // b itself when it is large enough, else a new buffer, and then b is
@@ -170,16 +166,16 @@ func (a *Allocator) Free(b []byte) {
 			return
 		}
 	}
-	// The buffer was made with cs bytes from p (newBuffer(cs)), so the
-	// whole of it is ours again.
-	full := unsafe.Slice(unsafe.SliceData(b), cs)
+	// The buffer was made with cs bytes from p (Allocate), so the whole
+	// of it is ours again.
 	if a.poison {
+		full := unsafe.Slice(unsafe.SliceData(b), cs)
 		for i := range full {
 			full[i] = 0xA5
 		}
 	}
 	a.held += cs
-	a.classes[c] = append(a.classes[c], weak.Make(unsafe.SliceData(full)))
+	a.classes[c] = append(a.classes[c], weak.Make(unsafe.SliceData(b)))
 }
 
 // dropCollected removes from the free lists the buffers the collector
