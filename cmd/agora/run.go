@@ -43,7 +43,9 @@ type runOptions struct {
 	DryRun     bool // check: decode and validate everything, write nothing
 	Mode       string
 	Force      bool
-	Mem        memory.Allocator
+	// Mem is what the readers, decoders and steps allocate from; nil
+	// means a mempool.NewGrowing of stagePoolBytes for each dataset's run.
+	Mem memory.Allocator
 	// SinkMem is what the table writers allocate their row groups and
 	// Parquet pages from; nil means Mem when that is set, else a
 	// mempool of sinkPoolBytes for each dataset's run.
@@ -62,6 +64,13 @@ type runOptions struct {
 // they are not garbage for the collector to find: a CrowdRAG-25 run at
 // 10× collects 37 times instead of 47 (README, What changed).
 const sinkPoolBytes = 32 << 20
+
+// stagePoolBytes is how many bytes of outgrown builder buffers (the
+// Parquet reader's and decoders' growing strings, the steps' outputs) the
+// stages' pool lists for reuse, per dataset's run. As the writers' pool,
+// it lists them through weak pointers: the budget bounds the list, not
+// the memory held.
+const stagePoolBytes = 32 << 20
 
 // ErrExists is returned in --mode error when the published release differs
 // from what this run produced.
@@ -203,15 +212,17 @@ func runAll(ctx context.Context, cfg *config.Config, opts runOptions, report fun
 func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOptions) (*DatasetResult, error) {
 	start := time.Now()
 	d := cfg.Datasets[id]
-	mem := opts.Mem
-	if mem == nil {
-		mem = memory.DefaultAllocator
-	}
 	// The writers allocate apart from the stages because a pool (mempool)
 	// hands a freed buffer's bytes to the next user, which is only safe
 	// where no string keeps pointing into a released batch: the writers
 	// copy what they keep, while the steps' key sets and reject examples
-	// hold strings of the batches they saw.
+	// hold strings of the batches they saw. The stages' pool only reuses
+	// the buffers their builders outgrow (mempool.NewGrowing), which
+	// nothing views once their bytes are copied.
+	mem := opts.Mem
+	if mem == nil {
+		mem = mempool.NewGrowing(stagePoolBytes)
+	}
 	sinkMem := opts.SinkMem
 	switch {
 	case sinkMem != nil:

@@ -224,3 +224,49 @@ func noGC(t *testing.T) {
 	old := debug.SetGCPercent(-1)
 	t.Cleanup(func() { debug.SetGCPercent(old) })
 }
+
+func TestGrowingKeepsOnlyOutgrown(t *testing.T) {
+	noGC(t)
+	for _, tc := range []struct {
+		name   string
+		a      *Allocator
+		poison bool
+	}{
+		{"growing", NewGrowing(1 << 30), false},
+		{"growing, poisoning", NewGrowingPoisoning(1<<30, 64), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := tc.a
+			freed := a.Allocate(20_000)
+			freed[0] = 7
+			a.Free(freed)
+			if r := a.Allocate(20_000); addr(r) == addr(freed) {
+				t.Fatal("a freed buffer was handed out again: views of released batches would see other bytes")
+			}
+			if freed[0] != 7 {
+				t.Fatalf("a freed buffer was written to: %#x", freed[0])
+			}
+			grown := a.Allocate(20_000)
+			for i := range grown {
+				grown[i] = 1
+			}
+			g := a.Reallocate(70_000, grown)
+			if g[19_999] != 1 || g[20_000] != 0 {
+				t.Fatal("Reallocate did not keep the bytes and zero the rest")
+			}
+			if tc.poison && grown[0] != 0xA5 {
+				t.Fatalf("the outgrown buffer was not poisoned: %#x", grown[0])
+			}
+			r := a.Allocate(20_000)
+			if addr(r) != addr(grown) {
+				t.Fatal("the buffer Reallocate outgrew was not reused")
+			}
+			if !bytes.Equal(r, make([]byte, 20_000)) {
+				t.Fatal("the reused buffer was not zeroed")
+			}
+			if a.Reused() != 1 {
+				t.Fatalf("Reused() = %d, want 1", a.Reused())
+			}
+		})
+	}
+}
