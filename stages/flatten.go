@@ -408,8 +408,19 @@ func (e *Explode) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeli
 	for i, c := range e.lists {
 		lists[i] = in.Column(c).(*array.List)
 	}
-	var parent, index []int64
+	// The rows out are at most the elements of the first list column
+	// (rows whose lists disagree in length are rejected), so the index
+	// slices are made once at that size instead of grown.
+	total := 0
+	if n > 0 && len(lists) > 0 {
+		offs := lists[0].Offsets()
+		total = int(offs[n] - offs[0])
+	}
+	parent, index := make([]int64, 0, total), make([]int64, 0, total)
 	elemIdx := make([][]int64, len(lists))
+	for i := range elemIdx {
+		elemIdx[i] = make([]int64, 0, total)
+	}
 	for r := 0; r < n; r++ {
 		l0 := -1
 		ok := true
