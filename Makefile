@@ -88,7 +88,7 @@ soak:
 ## BENCH_ARGS go to the comparison, e.g. make bench BENCH_ARGS='--sets crowdrag25:10 --reps 3 --verify'
 BENCH_ARGS ?=
 bench: $(VENV)/.installed
-	$(GO) test -run=NONE -bench=. -benchmem ./stages ./sinks ./internal/arrowx
+	$(GO) test -run=NONE -bench=. -benchmem ./stages ./sinks ./internal/arrowx ./internal/mempool
 	cd bench && $(GO) test -run=NONE -bench=. -benchmem -benchtime=5x ./writer
 	cd bench && $(GO) run ./cmd/compare --repo .. $(BENCH_ARGS)
 
