@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -81,14 +82,17 @@ func (r *Rejects) AddRow(b arrow.RecordBatch, i int, rule, column, reason string
 	r.Add(Reject{Rule: rule, Column: column, Reason: reason, File: FileOf(b, i), Line: LineOf(b, i), Row: RowJSON(b, i)})
 }
 
-// FileOf returns the FileColumn value of row i, or "".
+// FileOf returns the FileColumn value of row i, or "". It is a copy, not
+// a view of b's buffer: a reject or flag outlives its batch, whose
+// buffers a pooling allocator hands to the next batch once it is
+// released.
 func FileOf(b arrow.RecordBatch, i int) string {
 	idx := b.Schema().FieldIndices(FileColumn)
 	if len(idx) == 0 {
 		return ""
 	}
 	if c, ok := b.Column(idx[0]).(*array.String); ok && c.IsValid(i) {
-		return c.Value(i)
+		return strings.Clone(c.Value(i))
 	}
 	return ""
 }

@@ -44,11 +44,11 @@ type runOptions struct {
 	Mode       string
 	Force      bool
 	// Mem is what the readers, decoders and steps allocate from; nil
-	// means a mempool.NewGrowing of stagePoolBytes for each dataset's run.
+	// means a mempool of poolBytes for each dataset's run.
 	Mem memory.Allocator
 	// SinkMem is what the table writers allocate their row groups and
-	// Parquet pages from; nil means Mem when that is set, else a
-	// mempool of sinkPoolBytes for each dataset's run.
+	// Parquet pages from; nil means Mem when that is set, else a second
+	// mempool of poolBytes for each dataset's run.
 	SinkMem memory.Allocator
 	// FS is where releases are written; nil means the OS (tests inject
 	// faults here).
@@ -57,20 +57,15 @@ type runOptions struct {
 	Progress progressUI
 }
 
-// sinkPoolBytes is how many bytes of freed row groups and Parquet
-// buffers a dataset's run lists for reuse by its table writers until the
-// next collection (datasets run one at a time). The writers build and
-// release buffers of the same sizes row group after row group; reused,
-// they are not garbage for the collector to find: a CrowdRAG-25 run at
-// 10× collects 37 times instead of 47 (README, What changed).
-const sinkPoolBytes = 32 << 20
-
-// stagePoolBytes is how many bytes of outgrown builder buffers (the
-// Parquet reader's and decoders' growing strings, the steps' outputs) the
-// stages' pool lists for reuse, per dataset's run. As the writers' pool,
-// it lists them through weak pointers: the budget bounds the list, not
-// the memory held.
-const stagePoolBytes = 32 << 20
+// poolBytes is how many bytes of freed buffers each of a dataset's two
+// pools (one for the readers, decoders and steps, one for the table
+// writers) lists for reuse until the next collection (datasets run one
+// at a time). Batches and row groups of the same sizes are built and
+// released over and over; reused, they are not garbage for the
+// collector to find: a Habermas run at 10× rows collects 136 times
+// instead of 183, a CrowdRAG-25 run at 10× 37 instead of 47 with the
+// writers' pool alone (README, What changed).
+const poolBytes = 32 << 20
 
 // ErrExists is returned in --mode error when the published release differs
 // from what this run produced.
@@ -212,16 +207,14 @@ func runAll(ctx context.Context, cfg *config.Config, opts runOptions, report fun
 func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOptions) (*DatasetResult, error) {
 	start := time.Now()
 	d := cfg.Datasets[id]
-	// The writers allocate apart from the stages because a pool (mempool)
-	// hands a freed buffer's bytes to the next user, which is only safe
-	// where no string keeps pointing into a released batch: the writers
-	// copy what they keep, while the steps' key sets and reject examples
-	// hold strings of the batches they saw. The stages' pool only reuses
-	// the buffers their builders outgrow (mempool.NewGrowing), which
-	// nothing views once their bytes are copied.
+	// A pool hands a freed buffer's bytes to the next user, so nothing
+	// may keep a view of a released batch: what outlives a batch (reject
+	// and check file names, partition values, aggregate sets) is copied
+	// out of it (TestPoolsKeepOutput). Each side has its own pool, so
+	// that the two lock apart.
 	mem := opts.Mem
 	if mem == nil {
-		mem = mempool.NewGrowing(stagePoolBytes)
+		mem = mempool.New(poolBytes)
 	}
 	sinkMem := opts.SinkMem
 	switch {
@@ -229,7 +222,7 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	case opts.Mem != nil:
 		sinkMem = opts.Mem
 	default:
-		sinkMem = mempool.New(sinkPoolBytes)
+		sinkMem = mempool.New(poolBytes)
 	}
 	workers := cfg.Workers
 	if opts.Workers > 0 {

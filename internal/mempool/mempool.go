@@ -35,9 +35,6 @@ const (
 // grow (with strong references, 32 MiB of them added 10 to 40 MB to a
 // run's peak RSS).
 //
-// NewGrowing makes one that keeps only the buffers Reallocate replaces,
-// for allocations whose freed buffers may still be viewed.
-//
 // Its buffers are what memory.GoAllocator's are: zeroed, aligned to 64
 // bytes, with a capacity equal to their length (arrow-go's compute
 // kernels rely on that). What differs is that a buffer must not be used
@@ -48,9 +45,6 @@ type Allocator struct {
 	budget  int
 	minSize int
 	poison  bool
-	// keepFreed says Free lists the buffer; when false only the buffers
-	// Reallocate replaces are listed (NewGrowing).
-	keepFreed bool
 
 	mu sync.Mutex
 	// held is the bytes of the buffers listed, some of which the
@@ -77,22 +71,7 @@ func (a *Allocator) Reused() int {
 // New returns an Allocator that lists at most budget bytes of freed
 // buffers.
 func New(budget int) *Allocator {
-	return &Allocator{budget: budget, minSize: minPooled, keepFreed: true, out: map[uintptr]int{}}
-}
-
-// NewGrowing returns an Allocator that lists at most budget bytes of the
-// buffers Reallocate replaces, and leaves the buffers given to Free to
-// the collector. It is for allocations whose freed bytes may still be
-// read: a string that views a released batch keeps pointing at the
-// batch's buffer, which Free would hand to the next Allocate. The buffer
-// a builder outgrows is different: memory.Buffer replaces it by the one
-// Reallocate returns, and nothing points into it once its bytes are
-// copied. A builder that grows by doubling outgrows about as many bytes
-// as it ends with, so these are what the pool saves here.
-func NewGrowing(budget int) *Allocator {
-	a := New(budget)
-	a.keepFreed = false
-	return a
+	return &Allocator{budget: budget, minSize: minPooled, out: map[uintptr]int{}}
 }
 
 // NewPoisoning returns an Allocator for tests: it keeps buffers from
@@ -102,16 +81,6 @@ func NewPoisoning(budget, minSize int) *Allocator {
 	a := New(budget)
 	a.minSize = max(minSize, alignment)
 	a.poison = true
-	return a
-}
-
-// NewGrowingPoisoning is NewGrowing for tests, as NewPoisoning is New:
-// it overwrites each buffer Reallocate replaces with 0xA5, so that a read
-// through a view of an outgrown buffer shows. The buffers given to Free
-// are left alone, as NewGrowing leaves them.
-func NewGrowingPoisoning(budget, minSize int) *Allocator {
-	a := NewPoisoning(budget, minSize)
-	a.keepFreed = false
 	return a
 }
 
@@ -169,18 +138,13 @@ func (a *Allocator) Reallocate(size int, b []byte) []byte {
 	}
 	nb := a.Allocate(size)
 	copy(nb, b)
-	a.put(b, true)
+	a.Free(b)
 	return nb
 }
 
 // Free keeps b for reuse when this Allocator handed it out at a pooled
-// size, keeps what it frees (New, not NewGrowing) and the budget allows;
-// otherwise b is left to the collector.
-func (a *Allocator) Free(b []byte) { a.put(b, a.keepFreed) }
-
-// put forgets b as handed out and, when keep is true, lists it for reuse
-// as Free says.
-func (a *Allocator) put(b []byte, keep bool) {
+// size and the budget allows; otherwise b is left to the collector.
+func (a *Allocator) Free(b []byte) {
 	if cap(b) < a.minSize || cap(b) > maxPooled {
 		return
 	}
@@ -193,8 +157,8 @@ func (a *Allocator) put(b []byte, keep bool) {
 	}
 	delete(a.out, p)
 	cc, cs := classOf(cap(b))
-	if cc != c || !keep {
-		return // resliced shorter than handed out (not ours to judge), or not to be kept
+	if cc != c {
+		return // resliced shorter than handed out: not ours to judge
 	}
 	if a.held+cs > a.budget {
 		a.dropCollected()

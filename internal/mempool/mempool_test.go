@@ -229,57 +229,11 @@ func noGC(t *testing.T) {
 	t.Cleanup(func() { debug.SetGCPercent(old) })
 }
 
-func TestGrowingKeepsOnlyOutgrown(t *testing.T) {
-	noGC(t)
-	for _, tc := range []struct {
-		name   string
-		a      *Allocator
-		poison bool
-	}{
-		{"growing", NewGrowing(1 << 30), false},
-		{"growing, poisoning", NewGrowingPoisoning(1<<30, 64), true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			a := tc.a
-			freed := a.Allocate(20_000)
-			freed[0] = 7
-			a.Free(freed)
-			if r := a.Allocate(20_000); addr(r) == addr(freed) {
-				t.Fatal("a freed buffer was handed out again: views of released batches would see other bytes")
-			}
-			if freed[0] != 7 {
-				t.Fatalf("a freed buffer was written to: %#x", freed[0])
-			}
-			grown := a.Allocate(20_000)
-			for i := range grown {
-				grown[i] = 1
-			}
-			g := a.Reallocate(70_000, grown)
-			if g[19_999] != 1 || g[20_000] != 0 {
-				t.Fatal("Reallocate did not keep the bytes and zero the rest")
-			}
-			if tc.poison && grown[0] != 0xA5 {
-				t.Fatalf("the outgrown buffer was not poisoned: %#x", grown[0])
-			}
-			r := a.Allocate(20_000)
-			if addr(r) != addr(grown) {
-				t.Fatal("the buffer Reallocate outgrew was not reused")
-			}
-			if !bytes.Equal(r, make([]byte, 20_000)) {
-				t.Fatal("the reused buffer was not zeroed")
-			}
-			if a.Reused() != 1 {
-				t.Fatalf("Reused() = %d, want 1", a.Reused())
-			}
-		})
-	}
-}
-
 // BenchmarkBuilderGrowth builds string arrays of about 4 MiB, appending
 // value by value as arrow-go's Parquet reader does, so that the builder
 // grows its data buffer by doubling, and releases each: with Go's
-// allocator every outgrown buffer is garbage, with NewGrowing it is the
-// next array's. B/op is what reaches Go's heap; heap_x_go is that over
+// allocator every outgrown buffer and every released array is garbage,
+// with the pool they are the next array's. B/op is what reaches Go's heap; heap_x_go is that over
 // Go's allocator's, measured in the same run. A 128 MiB ballast stands
 // for a run's live data, so that the collector (which takes the listed
 // buffers) runs about as often per byte allocated as in a run; in a bare
@@ -312,7 +266,7 @@ func BenchmarkBuilderGrowth(b *testing.B) {
 		mem  func() memory.Allocator
 	}{
 		{"go", func() memory.Allocator { return memory.NewGoAllocator() }},
-		{"growing", func() memory.Allocator { return NewGrowing(32 << 20) }},
+		{"pool", func() memory.Allocator { return New(32 << 20) }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			mem := tc.mem()
