@@ -233,11 +233,12 @@ func noGC(t *testing.T) {
 // value by value as arrow-go's Parquet reader does, so that the builder
 // grows its data buffer by doubling, and releases each: with Go's
 // allocator every outgrown buffer and every released array is garbage,
-// with the pool they are the next array's. B/op is what reaches Go's heap; heap_x_go is that over
-// Go's allocator's, measured in the same run. A 128 MiB ballast stands
-// for a run's live data, so that the collector (which takes the listed
-// buffers) runs about as often per byte allocated as in a run; in a bare
-// test heap it would run every few MB.
+// with the pool they are the next array's. B/op is what reaches Go's
+// heap; heap_x_go is that over Go's allocator's, measured in the same
+// run. A 128 MiB ballast stands for a run's live data, so that the
+// collector (which takes the listed buffers) runs about as often per
+// byte allocated as in a run; in a bare test heap it would run every few
+// MB.
 func BenchmarkBuilderGrowth(b *testing.B) {
 	ballast := make([]byte, 128<<20)
 	defer runtime.KeepAlive(ballast)
