@@ -303,6 +303,59 @@ func TestLevels(t *testing.T) {
 	}
 }
 
+// TestListLevelsAsVisit: the one-loop levels of a list of leaves are
+// those the general walk gives, for lists and large lists, nullable or
+// not, with nullable and required values, nulls at either level or none,
+// and slices that start past the first row.
+func TestListLevelsAsVisit(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct {
+		name      string
+		field     arrow.Field
+		nullEvery int
+	}{
+		{"strings with nulls", arrow.Field{Name: "c", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true}, 5},
+		{"strings without nulls", arrow.Field{Name: "c", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true}, 0},
+		{"required list", arrow.Field{Name: "c", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)}, 4},
+		{"required values", arrow.Field{Name: "c", Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Int32), Nullable: true}, 3},
+		{"large list", arrow.Field{Name: "c", Type: arrow.LargeListOf(arrow.PrimitiveTypes.Float64), Nullable: true}, 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			schema := arrow.NewSchema([]arrow.Field{tc.field}, nil)
+			b := randBatch(rng, mem, schema, 300, tc.nullEvery)
+			defer b.Release()
+			paths, err := pathsToLeaves(schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := paths[0]
+			if !p.isListOfLeaf() {
+				t.Fatal("the path is not taken for a list of leaves")
+			}
+			for _, sl := range [][2]int64{{0, 300}, {17, 300}, {40, 41}, {123, 260}} {
+				col := array.NewSlice(b.Column(0), sl[0], sl[1])
+				var fast, slow levelScratch
+				lv, err := p.levels(col, &fast)
+				if err != nil {
+					t.Fatal(err)
+				}
+				slow.def, slow.rep = nil, nil
+				p.visitRows(col, &slow)
+				if fmt.Sprint(fast.def) != fmt.Sprint(slow.def) || fmt.Sprint(fast.rep) != fmt.Sprint(slow.rep) {
+					t.Errorf("rows %v: levels def %v rep %v, the walk gives def %v rep %v", sl, fast.def, fast.rep, slow.def, slow.rep)
+				}
+				if fast.lo != slow.lo || fast.hi != slow.hi || fast.gap != slow.gap || fast.seen != slow.seen {
+					t.Errorf("rows %v: values %d..%d (gap %v), the walk gives %d..%d (gap %v)", sl, fast.lo, fast.hi, fast.gap, slow.lo, slow.hi, slow.gap)
+				}
+				lv.values.Release()
+				col.Release()
+			}
+		})
+	}
+}
+
 // TestRowGroupWriterFallsBack: a schema with a type the column-parallel
 // writer does not walk is written by pqarrow, whole.
 func TestRowGroupWriterFallsBack(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 )
 
 // A leafPath leads from a top-level column of a batch to one of its
@@ -131,7 +132,6 @@ func (p *leafPath) levels(col arrow.Array, sc *levelScratch) (leafLevels, error)
 	}
 	sc.def, sc.rep = sc.def[:0], sc.rep[:0]
 	sc.lo, sc.hi, sc.seen, sc.gap = 0, 0, false, false
-	n := col.Len()
 	if p.lists == 0 && len(p.steps) == 1 {
 		// A top-level optional column: one level per row.
 		sc.def = flatLevels(col, sc.def)
@@ -139,8 +139,21 @@ func (p *leafPath) levels(col arrow.Array, sc *levelScratch) (leafLevels, error)
 		out.values = sliceOf(leaf, 0, int64(leaf.Len()))
 		return out, nil
 	}
-	for i := 0; i < n; i++ {
-		p.visit(0, col, i, 0, 0, sc)
+	switch l := col.(type) {
+	case *array.List:
+		if p.isListOfLeaf() {
+			listLevels(p, l, l.Offsets()[l.Data().Offset():], l.ListValues(), sc)
+			break
+		}
+		p.visitRows(col, sc)
+	case *array.LargeList:
+		if p.isListOfLeaf() {
+			listLevels(p, l, l.Offsets()[l.Data().Offset():], l.ListValues(), sc)
+			break
+		}
+		p.visitRows(col, sc)
+	default:
+		p.visitRows(col, sc)
 	}
 	out.def = sc.def
 	if p.lists == 0 {
@@ -195,6 +208,84 @@ func flatLevels(a arrow.Array, def []int16) []int16 {
 		}
 	}
 	return def
+}
+
+// visitRows appends the levels of every row of col.
+func (p *leafPath) visitRows(col arrow.Array, sc *levelScratch) {
+	for i := range col.Len() {
+		p.visit(0, col, i, 0, 0, sc)
+	}
+}
+
+// isListOfLeaf reports whether the path is a top-level list of leaves
+// (list<int64>, list<string>), the nested shape most tables have.
+func (p *leafPath) isListOfLeaf() bool {
+	return len(p.steps) == 2 && p.steps[0].kind == stepList && p.steps[1].kind == stepLeaf
+}
+
+// listLevels appends what visit would for every row of a list of leaves,
+// col, whose offsets from its first row are offs and whose values are
+// vals: one loop, without visit's call, type assertion and interface
+// calls per element (2.5% of a Habermas run's instructions went to visit).
+func listLevels[O int32 | int64](p *leafPath, col arrow.Array, offs []O, vals arrow.Array, sc *levelScratch) {
+	list, leaf := p.steps[0], p.steps[1]
+	var present int16 // the definition level of an empty list
+	if list.nullable {
+		present = 1
+	}
+	n := col.Len()
+	if n == 0 {
+		return
+	}
+	// At most a slot per value and one per empty or null list.
+	slots := int(offs[n]-offs[0]) + n
+	sc.def, sc.rep = slices.Grow(sc.def, slots), slices.Grow(sc.rep, slots)
+	// A value's definition level, and a null value's (one lower when the
+	// values are required: as visit, pqarrow writes it so).
+	valued, nulled := present+1, present+1
+	if leaf.nullable {
+		valued++
+	} else {
+		nulled--
+	}
+	bitmap, voff := vals.NullBitmapBytes(), vals.Data().Offset()
+	valueNulls := vals.NullN() > 0 && bitmap != nil
+	for i := range n {
+		if list.nullable && col.IsNull(i) {
+			sc.def, sc.rep = append(sc.def, 0), append(sc.rep, 0)
+			continue
+		}
+		start, end := int64(offs[i]), int64(offs[i+1])
+		if start == end {
+			sc.def, sc.rep = append(sc.def, present), append(sc.rep, 0)
+			continue
+		}
+		switch {
+		case !sc.seen:
+			sc.lo, sc.hi, sc.seen = start, end, true
+		case start == sc.hi:
+			sc.hi = end
+		default:
+			sc.gap = true
+		}
+		sc.rep = append(sc.rep, 0)
+		for j := start + 1; j < end; j++ {
+			sc.rep = append(sc.rep, list.rep)
+		}
+		if !valueNulls {
+			for j := start; j < end; j++ {
+				sc.def = append(sc.def, valued)
+			}
+			continue
+		}
+		for j := start; j < end; j++ {
+			d := valued
+			if !bitutil.BitIsSet(bitmap, voff+int(j)) {
+				d = nulled
+			}
+			sc.def = append(sc.def, d)
+		}
+	}
 }
 
 // visit appends the levels of element i of a, the array at step k, whose
