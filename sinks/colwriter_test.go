@@ -303,10 +303,10 @@ func TestLevels(t *testing.T) {
 	}
 }
 
-// TestListLevelsAsVisit: the one-loop levels of a list of leaves are
-// those the general walk gives, for lists and large lists, nullable or
-// not, with nullable and required values, nulls at either level or none,
-// and slices that start past the first row.
+// TestListLevelsAsVisit: the one-loop levels of a list of leaves, and of
+// a list of lists of leaves, are those the general walk gives, for lists
+// and large lists, nullable or not, with nullable and required values,
+// nulls at every level or none, and slices that start past the first row.
 func TestListLevelsAsVisit(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -321,6 +321,10 @@ func TestListLevelsAsVisit(t *testing.T) {
 		{"required list", arrow.Field{Name: "c", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)}, 4},
 		{"required values", arrow.Field{Name: "c", Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Int32), Nullable: true}, 3},
 		{"large list", arrow.Field{Name: "c", Type: arrow.LargeListOf(arrow.PrimitiveTypes.Float64), Nullable: true}, 6},
+		{"list of lists with nulls", arrow.Field{Name: "c", Type: arrow.ListOf(arrow.ListOf(arrow.BinaryTypes.String)), Nullable: true}, 4},
+		{"list of lists without nulls", arrow.Field{Name: "c", Type: arrow.ListOf(arrow.ListOf(arrow.PrimitiveTypes.Float64)), Nullable: true}, 0},
+		{"list of required lists", arrow.Field{Name: "c", Type: arrow.ListOfNonNullable(arrow.ListOf(arrow.PrimitiveTypes.Int64)), Nullable: true}, 3},
+		{"required list of lists of required values", arrow.Field{Name: "c", Type: arrow.ListOf(arrow.ListOfNonNullable(arrow.PrimitiveTypes.Int32))}, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			schema := arrow.NewSchema([]arrow.Field{tc.field}, nil)
@@ -331,8 +335,8 @@ func TestListLevelsAsVisit(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := paths[0]
-			if !p.isListOfLeaf() {
-				t.Fatal("the path is not taken for a list of leaves")
+			if !p.isListOfLeaf() && !p.isListOfListOfLeaf() {
+				t.Fatal("the path is not one of the shapes with a loop of their own")
 			}
 			for _, sl := range [][2]int64{{0, 300}, {17, 300}, {40, 41}, {123, 260}} {
 				col := array.NewSlice(b.Column(0), sl[0], sl[1])

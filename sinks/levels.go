@@ -145,6 +145,10 @@ func (p *leafPath) levels(col arrow.Array, sc *levelScratch) (leafLevels, error)
 			listLevels(p, l, l.Offsets()[l.Data().Offset():], l.ListValues(), sc)
 			break
 		}
+		if in, ok := l.ListValues().(*array.List); ok && p.isListOfListOfLeaf() {
+			listListLevels(p, l, l.Offsets()[l.Data().Offset():], in, in.Offsets()[in.Data().Offset():], in.ListValues(), sc)
+			break
+		}
 		p.visitRows(col, sc)
 	case *array.LargeList:
 		if p.isListOfLeaf() {
@@ -221,6 +225,83 @@ func (p *leafPath) visitRows(col arrow.Array, sc *levelScratch) {
 // (list<int64>, list<string>), the nested shape most tables have.
 func (p *leafPath) isListOfLeaf() bool {
 	return len(p.steps) == 2 && p.steps[0].kind == stepList && p.steps[1].kind == stepLeaf
+}
+
+// isListOfListOfLeaf reports whether the path is a top-level list of
+// lists of leaves (list<list<float64>>).
+func (p *leafPath) isListOfListOfLeaf() bool {
+	return len(p.steps) == 3 && p.steps[0].kind == stepList && p.steps[1].kind == stepList && p.steps[2].kind == stepLeaf
+}
+
+// listListLevels is listLevels for a list of lists of leaves: col, whose
+// offsets into inner are outer, inner's offsets into vals being innerOffs
+// (each from its array's first row).
+func listListLevels(p *leafPath, col arrow.Array, outer []int32, inner arrow.Array, innerOffs []int32, vals arrow.Array, sc *levelScratch) {
+	l0, l1, leaf := p.steps[0], p.steps[1], p.steps[2]
+	var empty0 int16 // the definition level of an empty outer list
+	if l0.nullable {
+		empty0 = 1
+	}
+	null1, empty1 := empty0+1, empty0+1 // of a null and of an empty inner list
+	if l1.nullable {
+		empty1++
+	}
+	valued, nulled := empty1+1, empty1+1
+	if leaf.nullable {
+		valued++
+	} else {
+		nulled--
+	}
+	innerBits, innerOff := inner.NullBitmapBytes(), inner.Data().Offset()
+	innerNulls := l1.nullable && inner.NullN() > 0 && innerBits != nil
+	valBits, valOff := vals.NullBitmapBytes(), vals.Data().Offset()
+	valueNulls := vals.NullN() > 0 && valBits != nil
+	emit := func(d, r int16) { sc.def, sc.rep = append(sc.def, d), append(sc.rep, r) }
+	for i := range col.Len() {
+		if l0.nullable && col.IsNull(i) {
+			emit(0, 0)
+			continue
+		}
+		s0, e0 := int64(outer[i]), int64(outer[i+1])
+		if s0 == e0 {
+			emit(empty0, 0)
+			continue
+		}
+		for j := s0; j < e0; j++ {
+			rj := l0.rep
+			if j == s0 {
+				rj = 0
+			}
+			if innerNulls && !bitutil.BitIsSet(innerBits, innerOff+int(j)) {
+				emit(null1, rj)
+				continue
+			}
+			s1, e1 := int64(innerOffs[j]), int64(innerOffs[j+1])
+			if s1 == e1 {
+				emit(empty1, rj)
+				continue
+			}
+			switch {
+			case !sc.seen:
+				sc.lo, sc.hi, sc.seen = s1, e1, true
+			case s1 == sc.hi:
+				sc.hi = e1
+			default:
+				sc.gap = true
+			}
+			for m := s1; m < e1; m++ {
+				r := l1.rep
+				if m == s1 {
+					r = rj
+				}
+				d := valued
+				if valueNulls && !bitutil.BitIsSet(valBits, valOff+int(m)) {
+					d = nulled
+				}
+				emit(d, r)
+			}
+		}
+	}
 }
 
 // listLevels appends what visit would for every row of a list of leaves,
