@@ -144,12 +144,24 @@ type Partitioner struct {
 	limit int
 	cache map[string]partitionOutcome
 	key   []byte
-	// The last row's raw values and outcome: rows come in runs of one
-	// partition (sorted inputs, unpartitioned batches), and a run is
-	// answered without a lookup, with the same *Partition.
-	last    []byte
-	lastOut partitionOutcome
-	hasLast bool
+	// The raw values and outcomes of the last recentKeys distinct rows,
+	// hit the one the row before: rows come in runs of one partition
+	// (sorted inputs, unpartitioned batches), or in turns of a few (an
+	// unpivot's rows, one per name, on a partition by name), and both are
+	// answered without a map lookup, with the same *Partition.
+	recent        [recentKeys]recentKey
+	nRecent, next int
+	hit           int
+}
+
+// recentKeys is how many distinct rows a Partitioner remembers ahead of
+// its map: CrowdRAG-25's unpivots give each row 7 dimensions in turn.
+const recentKeys = 8
+
+// recentKey is a row's raw values and its outcome.
+type recentKey struct {
+	key []byte
+	out partitionOutcome
 }
 
 type partitionOutcome struct {
@@ -196,11 +208,22 @@ func (p *Partitioner) Of(b arrow.RecordBatch, i int) (*Partition, error) {
 		}
 	}
 	p.key = key
-	if p.hasLast && bytes.Equal(key, p.last) {
-		return p.lastOut.p, p.lastOut.err
+	if p.nRecent > 0 && bytes.Equal(key, p.recent[p.hit].key) {
+		o := p.recent[p.hit].out
+		return o.p, o.err
+	}
+	for k := range p.nRecent {
+		if bytes.Equal(key, p.recent[k].key) {
+			p.hit = k
+			o := p.recent[k].out
+			return o.p, o.err
+		}
 	}
 	o := p.lookup(b, i, key)
-	p.last, p.lastOut, p.hasLast = append(p.last[:0], key...), o, true
+	r := &p.recent[p.next]
+	r.key, r.out = append(r.key[:0], key...), o
+	p.hit, p.next = p.next, (p.next+1)%recentKeys
+	p.nRecent = min(p.nRecent+1, recentKeys)
 	return o.p, o.err
 }
 

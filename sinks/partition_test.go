@@ -1,6 +1,7 @@
 package sinks
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -168,6 +169,58 @@ func TestPartitionerOf(t *testing.T) {
 				}
 				if tt.same && pi != pj {
 					t.Errorf("limit %d: rows %d and %d, a run of equal values, got two *Partition", limit, tt.i, tt.j)
+				}
+			}
+		})
+	}
+}
+
+// TestPartitionerInTurns: rows whose partitions come in turns, as an
+// unpivot's rows on a partition by name do, each get their own value's
+// folder, with fewer values than the Partitioner remembers ahead of its
+// map and with more, with the map and without it (limit 0); equal values
+// in turns of up to recentKeys share one *Partition even without the map.
+func TestPartitionerInTurns(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	for _, tc := range []struct {
+		name          string
+		values, limit int
+	}{
+		{"7 in turns", 7, 256},
+		{"7 in turns, no map", 7, 0},
+		{"as many as remembered, no map", recentKeys, 0},
+		{"12 in turns", 12, 256},
+		{"12 in turns, no map", 12, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sb := array.NewStringBuilder(mem)
+			for range 5 {
+				for v := range tc.values {
+					sb.Append(fmt.Sprintf("dim%02d", v))
+				}
+			}
+			col := sb.NewArray()
+			sb.Release()
+			schema := arrow.NewSchema([]arrow.Field{{Name: "dimension", Type: arrow.BinaryTypes.String}}, nil)
+			b := array.NewRecordBatch(schema, []arrow.Array{col}, int64(col.Len()))
+			col.Release()
+			defer b.Release()
+			p := NewPartitioner([]string{"dimension"}, []int{0}, tc.limit)
+			first := map[string]*Partition{}
+			for i := range int(b.NumRows()) {
+				pk, err := p.Of(b, i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				v := fmt.Sprintf("dim%02d", i%tc.values)
+				if want := "dimension=" + v; pk.Path != want {
+					t.Fatalf("row %d in %q, want %q", i, pk.Path, want)
+				}
+				if f, ok := first[v]; !ok {
+					first[v] = pk
+				} else if f != pk && (tc.limit > 0 || tc.values <= recentKeys) {
+					t.Fatalf("row %d: a second *Partition for %s", i, v)
 				}
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -165,12 +166,18 @@ func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 		// A run of rows of one partition gets one *Partition: the row
 		// joins the group of the row before without a lookup.
 		if pk != last {
-			k, ok := at[pk.Path]
-			if !ok {
-				k = len(seen)
-				at[pk.Path] = k
-				seen = append(seen, pk)
-				groups = append(groups, nil)
+			k := -1
+			if len(seen) <= 16 { // a few partitions: no hash of the path
+				k = slices.Index(seen, pk)
+			}
+			if k < 0 {
+				var ok bool
+				if k, ok = at[pk.Path]; !ok {
+					k = len(seen)
+					at[pk.Path] = k
+					seen = append(seen, pk)
+					groups = append(groups, nil)
+				}
 			}
 			last, cur = pk, k
 		}
