@@ -132,6 +132,31 @@ func TestGatherRandom(t *testing.T) {
 	slicedLists, slicedBools := array.NewSlice(lists, 3, 997), array.NewSlice(bools, 5, 990)
 	defer slicedLists.Release()
 	defer slicedBools.Release()
+	// Fixed widths of 8, 4 and 2 bytes (each copied its own way), with
+	// nulls, whole and sliced.
+	var fixed []arrow.Array
+	for _, dt := range []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Float32, arrow.PrimitiveTypes.Int16} {
+		fb := array.NewBuilder(mem, dt)
+		for i := 0; i < 1000; i++ {
+			switch b := fb.(type) {
+			case *array.Int64Builder:
+				b.Append(r.Int64())
+			case *array.Float32Builder:
+				b.Append(r.Float32())
+			case *array.Int16Builder:
+				b.Append(int16(r.IntN(1 << 15)))
+			}
+			if r.IntN(9) == 0 {
+				fb.AppendNull()
+			}
+		}
+		a := fb.NewArray()
+		fb.Release()
+		sliced := array.NewSlice(a, 7, 993)
+		defer a.Release()
+		defer sliced.Release()
+		fixed = append(fixed, a, sliced)
+	}
 	selections := []struct {
 		name string
 		pick func(n int) []int64
@@ -144,9 +169,16 @@ func TestGatherRandom(t *testing.T) {
 			return idx
 		}},
 		{"short runs", func(n int) []int64 { return runs(r, n, 3) }},
+		{"single rows in turns", func(n int) []int64 { // an unpivot's rows of one name
+			var idx []int64
+			for i := r.Int64N(7); i < int64(n); i += 7 {
+				idx = append(idx, i)
+			}
+			return idx
+		}},
 		{"long runs", func(n int) []int64 { return runs(r, n, 300) }},
 	}
-	for _, a := range []arrow.Array{lists, bools, slicedLists, slicedBools} {
+	for _, a := range append([]arrow.Array{lists, bools, slicedLists, slicedBools}, fixed...) {
 		for _, sel := range selections {
 			for round := 0; round < 30; round++ {
 				idx := sel.pick(a.Len())
