@@ -103,6 +103,19 @@ type levelScratch struct {
 	gap      bool  // the values visited are not one run
 }
 
+// visited records that the leaf values [lo, hi) were visited: they
+// extend the run seen so far, or leave a gap.
+func (sc *levelScratch) visited(lo, hi int64) {
+	switch {
+	case !sc.seen:
+		sc.lo, sc.hi, sc.seen = lo, hi, true
+	case lo == sc.hi:
+		sc.hi = hi
+	default:
+		sc.gap = true
+	}
+}
+
 // leafLevels is one leaf of one batch, ready for WriteArrowToColumn.
 type leafLevels struct {
 	values   arrow.Array // the leaf's values visited (the caller releases it)
@@ -281,14 +294,7 @@ func listListLevels(p *leafPath, col arrow.Array, outer []int32, inner arrow.Arr
 				emit(empty1, rj)
 				continue
 			}
-			switch {
-			case !sc.seen:
-				sc.lo, sc.hi, sc.seen = s1, e1, true
-			case s1 == sc.hi:
-				sc.hi = e1
-			default:
-				sc.gap = true
-			}
+			sc.visited(s1, e1)
 			for m := s1; m < e1; m++ {
 				r := l1.rep
 				if m == s1 {
@@ -341,14 +347,7 @@ func listLevels[O int32 | int64](p *leafPath, col arrow.Array, offs []O, vals ar
 			sc.def, sc.rep = append(sc.def, present), append(sc.rep, 0)
 			continue
 		}
-		switch {
-		case !sc.seen:
-			sc.lo, sc.hi, sc.seen = start, end, true
-		case start == sc.hi:
-			sc.hi = end
-		default:
-			sc.gap = true
-		}
+		sc.visited(start, end)
 		sc.rep = append(sc.rep, 0)
 		for j := start + 1; j < end; j++ {
 			sc.rep = append(sc.rep, list.rep)
@@ -375,15 +374,7 @@ func listLevels[O int32 | int64](p *leafPath, col arrow.Array, offs []O, vals ar
 func (p *leafPath) visit(k int, a arrow.Array, i int, d, r int16, sc *levelScratch) {
 	if k == p.last+1 && p.last >= 0 {
 		// One element of the last list's values: a slot in the leaf.
-		j := int64(i)
-		switch {
-		case !sc.seen:
-			sc.lo, sc.hi, sc.seen = j, j+1, true
-		case j == sc.hi:
-			sc.hi++
-		default:
-			sc.gap = true
-		}
+		sc.visited(int64(i), int64(i)+1)
 	}
 	s := &p.steps[k]
 	if s.nullable {

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/agora-etl/agora/bench/inputs"
 )
 
 // result is one engine on one input set, over all repetitions.
@@ -74,7 +76,7 @@ func compare(o options, stdout, stderr io.Writer) error {
 	}
 	rep := report{Threads: o.threads, Reps: o.reps}
 	for _, in := range o.sets {
-		data, err := generate(o, in, stderr)
+		data, err := inputs.Generate(o.work, filepath.Join(o.repo, "bin", "agora-gen"), in, stderr)
 		if err != nil {
 			return err
 		}
@@ -82,7 +84,7 @@ func compare(o options, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "== %s ×%s: %.1f MB of input\n", in.Dataset, in.label(), float64(size)/1e6)
+		fmt.Fprintf(stderr, "== %s ×%s: %.1f MB of input\n", in.Dataset, in.Label(), float64(size)/1e6)
 		configs := map[string]string{"agora": filepath.Join(o.repo, "pipeline.yaml")}
 		engines := o.engines
 		if contains(engines, "agora-same") {
@@ -102,7 +104,7 @@ func compare(o options, stdout, stderr io.Writer) error {
 		}
 		res := map[string]*result{}
 		for _, e := range engines {
-			res[e] = &result{Dataset: in.Dataset, Scale: in.label(), Engine: e, InputMB: float64(size) / 1e6}
+			res[e] = &result{Dataset: in.Dataset, Scale: in.Label(), Engine: e, InputMB: float64(size) / 1e6}
 		}
 		// Engines take turns within a repetition so that load from other
 		// users of the machine hits all of them alike.
@@ -194,33 +196,6 @@ func without(xs []string, x string) []string {
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
-}
-
-// generate writes the input set with agora-gen under WORK/data once and
-// returns the data root to pass to the engines.
-func generate(o options, in inputSet, stderr io.Writer) (string, error) {
-	root := filepath.Join(o.work, "data", in.Dataset+"-x"+in.label())
-	done := filepath.Join(root, ".complete")
-	if _, err := os.Stat(done); err == nil {
-		return root, nil
-	}
-	if err := os.RemoveAll(root); err != nil {
-		return "", fmt.Errorf("clear %s: %w", root, err)
-	}
-	args := []string{in.Dataset, "--out", filepath.Join(root, in.Dataset), "--scale", in.Scale}
-	if in.Width != "" {
-		args = append(args, "--text-width", in.Width)
-	}
-	cmd := exec.Command(filepath.Join(o.repo, "bin", "agora-gen"), args...)
-	cmd.Stdout = stderr
-	cmd.Stderr = stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("agora-gen %s: %w", strings.Join(args, " "), err)
-	}
-	if err := os.WriteFile(done, nil, 0o644); err != nil {
-		return "", fmt.Errorf("mark inputs complete: %w", err)
-	}
-	return root, nil
 }
 
 // dirBytes is the size of the files under dir.

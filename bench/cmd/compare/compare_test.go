@@ -19,30 +19,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func TestParseSets(t *testing.T) {
-	got, err := parseSets("crowdrag25:10,50; delidata:0.5; habermas:1,1w10")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []inputSet{{"crowdrag25", "10", ""}, {"crowdrag25", "50", ""}, {"delidata", "0.5", ""}, {"habermas", "1", ""}, {"habermas", "1", "10"}}
-	if len(got) != len(want) {
-		t.Fatalf("got %v, want %v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("got %v, want %v", got, want)
-		}
-	}
-	if l := got[4].label(); l != "1w10" {
-		t.Errorf("label %q, want 1w10", l)
-	}
-	for _, bad := range []string{"", "crowdrag25", "nope:1", "delidata:0", "delidata:x", "crowdrag25:1w2", "habermas:1w0", "habermas:1wx"} {
-		if _, err := parseSets(bad); err == nil {
-			t.Errorf("parseSets(%q): no error", bad)
-		}
-	}
-}
-
 func TestSplitSQL(t *testing.T) {
 	got, err := splitSQL("-- header\n-- table: a\nCOPY (SELECT 1) TO '{{out}}/a';\n\n-- table: b_2\nSELECT '{{data}}';\n", "/d'x", "/o")
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agora-etl/agora/bench/inputs"
 )
 
 // dataset describes how each engine converts one of agora's datasets.
@@ -94,7 +96,7 @@ func childEnv(threads int) []string {
 // runEngine converts input set in (inputs under data) into out with one
 // engine and returns the measurement with the rows written per table;
 // config is agora's pipeline.yaml (pruned for agora-same).
-func runEngine(o options, engine string, in inputSet, data, out, config string) (measurement, error) {
+func runEngine(o options, engine string, in inputs.Set, data, out, config string) (measurement, error) {
 	if err := os.RemoveAll(out); err != nil {
 		return measurement{}, fmt.Errorf("clear %s: %w", out, err)
 	}

@@ -17,8 +17,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
+
+	"github.com/agora-etl/agora/bench/inputs"
 )
 
 // duckdbChild is the hidden subcommand that runs one SQL file in DuckDB.
@@ -38,7 +39,7 @@ func main() {
 type options struct {
 	repo    string
 	work    string
-	sets    []inputSet
+	sets    []inputs.Set
 	engines []string
 	reps    int
 	threads int
@@ -47,23 +48,6 @@ type options struct {
 	keep    bool
 	quick   bool
 	verify  bool
-}
-
-// inputSet is one dataset at one generator scale; Width, for habermas,
-// is agora-gen's --text-width (written "1w10": scale 1, texts 10 times as
-// long), which grows the file the way the release differs from the sample.
-type inputSet struct {
-	Dataset string
-	Scale   string
-	Width   string
-}
-
-// label is the set's scale as written in --sets.
-func (in inputSet) label() string {
-	if in.Width != "" {
-		return in.Scale + "w" + in.Width
-	}
-	return in.Scale
 }
 
 // defaultSets is the set compared without --sets.
@@ -157,7 +141,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 			spec = quickSets
 		}
 	}
-	if o.sets, err = parseSets(spec); err != nil {
+	if o.sets, err = inputs.Parse(spec); err != nil {
 		return options{}, err
 	}
 	if o.quick && !set["reps"] {
@@ -183,45 +167,4 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		return options{}, errors.New("--engines: no engine given")
 	}
 	return o, nil
-}
-
-// parseSets reads "crowdrag25:10,50;delidata:10;habermas:1,1w10".
-func parseSets(spec string) ([]inputSet, error) {
-	var out []inputSet
-	for _, part := range strings.Split(spec, ";") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		ds, scales, ok := strings.Cut(part, ":")
-		if !ok {
-			return nil, fmt.Errorf("--sets: %q is not DATASET:SCALE[,SCALE...]", part)
-		}
-		ds = strings.TrimSpace(ds)
-		if _, ok := datasets[ds]; !ok {
-			return nil, fmt.Errorf("--sets: unknown dataset %q (want crowdrag25, delidata or habermas)", ds)
-		}
-		for _, s := range strings.Split(scales, ",") {
-			s = strings.TrimSpace(s)
-			in := inputSet{Dataset: ds, Scale: s}
-			rows, width, wide := strings.Cut(s, "w")
-			if f, err := strconv.ParseFloat(rows, 64); err != nil || !(f > 0) {
-				return nil, fmt.Errorf("--sets: %s: scale %q is not a positive number (or ROWSwWIDTH for habermas)", ds, s)
-			}
-			if wide {
-				if ds != "habermas" {
-					return nil, fmt.Errorf("--sets: %s: only habermas takes a text width (%q)", ds, s)
-				}
-				if k, err := strconv.Atoi(width); err != nil || k < 1 {
-					return nil, fmt.Errorf("--sets: %s: text width %q is not a positive integer", ds, width)
-				}
-				in.Scale, in.Width = rows, width
-			}
-			out = append(out, in)
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("--sets: nothing to compare")
-	}
-	return out, nil
 }

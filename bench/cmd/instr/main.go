@@ -13,7 +13,8 @@
 // The base is built from a detached git worktree of REF, the head from
 // the repository as it is (uncommitted changes included); each runs with
 // its own pipeline.yaml on the inputs cmd/compare generates under
-// WORK/data (generated here with the head's agora-gen when missing). A
+// WORK/data (package inputs; generated here with the head's agora-gen
+// when missing). A
 // run under valgrind takes about 15 times as long as without.
 package main
 
@@ -31,6 +32,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/agora-etl/agora/bench/inputs"
 )
 
 func main() {
@@ -43,50 +46,8 @@ func main() {
 // options is the parsed command line.
 type options struct {
 	repo, work, base string
-	sets             []inputSet
+	sets             []inputs.Set
 	reps, parallel   int
-}
-
-// inputSet is one dataset at one agora-gen scale ("1w10": scale 1, texts
-// ten times as long), named as cmd/compare names it.
-type inputSet struct{ Dataset, Scale, Width string }
-
-func (in inputSet) label() string {
-	if in.Width != "" {
-		return in.Scale + "w" + in.Width
-	}
-	return in.Scale
-}
-
-// parseSets reads "crowdrag25:10,50;habermas:1w10".
-func parseSets(s string) ([]inputSet, error) {
-	var out []inputSet
-	for _, part := range strings.Split(s, ";") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		ds, scales, ok := strings.Cut(part, ":")
-		if !ok || ds == "" || scales == "" {
-			return nil, fmt.Errorf("--sets: %q is not DATASET:SCALE[,SCALE...]", part)
-		}
-		for _, sc := range strings.Split(scales, ",") {
-			scale, width, _ := strings.Cut(strings.TrimSpace(sc), "w")
-			if _, err := strconv.ParseFloat(scale, 64); err != nil {
-				return nil, fmt.Errorf("--sets: %s: scale %q is not a number", ds, sc)
-			}
-			if width != "" {
-				if _, err := strconv.Atoi(width); err != nil {
-					return nil, fmt.Errorf("--sets: %s: text width %q is not a whole number", ds, width)
-				}
-			}
-			out = append(out, inputSet{Dataset: ds, Scale: scale, Width: width})
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("--sets: no input set")
-	}
-	return out, nil
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
@@ -109,7 +70,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return errors.New("--reps and --parallel must be at least 1")
 	}
 	var err error
-	if o.sets, err = parseSets(*sets); err != nil {
+	if o.sets, err = inputs.Parse(*sets); err != nil {
 		return err
 	}
 	if o.repo, err = filepath.Abs(o.repo); err != nil {
@@ -135,7 +96,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintln(stdout, "| set | base instructions (median) | head instructions (median) | head / base | base runs | head runs |")
 	fmt.Fprintln(stdout, "|---|---:|---:|---:|---|---|")
 	for _, in := range o.sets {
-		data, err := generate(o, in, stderr)
+		data, err := inputs.Generate(o.work, filepath.Join(dir, "agora-gen"), in, stderr)
 		if err != nil {
 			return err
 		}
@@ -144,7 +105,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		b, h := median(counts[0]), median(counts[1])
-		fmt.Fprintf(stdout, "| %s:%s | %s | %s | %.4f | %s | %s |\n", in.Dataset, in.label(),
+		fmt.Fprintf(stdout, "| %s:%s | %s | %s | %.4f | %s | %s |\n", in.Dataset, in.Label(),
 			billions(b), billions(h), float64(h)/float64(b), list(counts[0]), list(counts[1]))
 	}
 	return nil
@@ -166,6 +127,9 @@ func buildBoth(o options, dir string, stderr io.Writer) ([2]build, error) {
 		return out, fmt.Errorf("worktree of %s: %w", o.base, err)
 	}
 	defer exec.Command("git", "-C", o.repo, "worktree", "remove", "--force", src).Run()
+	if err := cmdRun(stderr, o.repo, "go", "build", "-o", filepath.Join(dir, "agora-gen"), "./cmd/agora-gen"); err != nil {
+		return out, fmt.Errorf("build agora-gen: %w", err)
+	}
 	for i, b := range []struct{ name, src string }{{"base", src}, {"head", o.repo}} {
 		bin := filepath.Join(dir, "agora-"+b.name)
 		if err := cmdRun(stderr, b.src, "go", "build", "-o", bin, "./cmd/agora"); err != nil {
@@ -184,31 +148,10 @@ func buildBoth(o options, dir string, stderr io.Writer) ([2]build, error) {
 	return out, nil
 }
 
-// generate returns the data root of an input set, written by the head's
-// agora-gen when cmd/compare has not written it yet.
-func generate(o options, in inputSet, stderr io.Writer) (string, error) {
-	root := filepath.Join(o.work, "data", in.Dataset+"-x"+in.label())
-	done := filepath.Join(root, ".complete")
-	if _, err := os.Stat(done); err == nil {
-		return root, nil
-	}
-	if err := os.RemoveAll(root); err != nil {
-		return "", err
-	}
-	args := []string{"run", "./cmd/agora-gen", in.Dataset, "--out", filepath.Join(root, in.Dataset), "--scale", in.Scale}
-	if in.Width != "" {
-		args = append(args, "--text-width", in.Width)
-	}
-	if err := cmdRun(stderr, o.repo, "go", args...); err != nil {
-		return "", fmt.Errorf("agora-gen: %w", err)
-	}
-	return root, os.WriteFile(done, nil, 0o644)
-}
-
 // countAll runs each build o.reps times on one input set, the two builds
 // taking turns, o.parallel runs at once, and returns the counts of the
 // base and of the head.
-func countAll(o options, builds [2]build, in inputSet, data, outRoot string) ([2][]int64, error) {
+func countAll(o options, builds [2]build, in inputs.Set, data, outRoot string) ([2][]int64, error) {
 	type job struct{ b, rep int }
 	var jobs []job
 	for r := 0; r < o.reps; r++ {
@@ -231,7 +174,7 @@ func countAll(o options, builds [2]build, in inputSet, data, outRoot string) ([2
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s on %s:%s: %w", builds[j.b].name, in.Dataset, in.label(), err))
+				errs = append(errs, fmt.Errorf("%s on %s:%s: %w", builds[j.b].name, in.Dataset, in.Label(), err))
 				return
 			}
 			counts[j.b] = append(counts[j.b], n)

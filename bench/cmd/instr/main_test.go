@@ -27,29 +27,6 @@ func TestParseRefs(t *testing.T) {
 	}
 }
 
-func TestParseSets(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		in   string
-		want []inputSet
-		err  bool
-	}{
-		{"two datasets", "crowdrag25:10,50;habermas:1w10", []inputSet{{"crowdrag25", "10", ""}, {"crowdrag25", "50", ""}, {"habermas", "1", "10"}}, false},
-		{"fraction", "delidata:0.2", []inputSet{{"delidata", "0.2", ""}}, false},
-		{"no scale", "habermas", nil, true},
-		{"bad scale", "habermas:x", nil, true},
-		{"bad width", "habermas:1wz", nil, true},
-		{"empty", ";", nil, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseSets(tc.in)
-			if (err != nil) != tc.err || !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("parseSets = %v, %v; want %v, error %v", got, err, tc.want, tc.err)
-			}
-		})
-	}
-}
-
 func TestMedian(t *testing.T) {
 	for _, tc := range []struct {
 		name string
