@@ -345,7 +345,6 @@ func TestListLevelsAsVisit(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				slow.def, slow.rep = nil, nil
 				p.visitRows(col, &slow)
 				if fmt.Sprint(fast.def) != fmt.Sprint(slow.def) || fmt.Sprint(fast.rep) != fmt.Sprint(slow.rep) {
 					t.Errorf("rows %v: levels def %v rep %v, the walk gives def %v rep %v", sl, fast.def, fast.rep, slow.def, slow.rep)

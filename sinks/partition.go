@@ -144,11 +144,11 @@ type Partitioner struct {
 	limit int
 	cache map[string]partitionOutcome
 	key   []byte
-	// The raw values and outcomes of the last recentKeys distinct rows,
-	// hit the one the row before: rows come in runs of one partition
-	// (sorted inputs, unpartitioned batches), or in turns of a few (an
-	// unpivot's rows, one per name, on a partition by name), and both are
-	// answered without a map lookup, with the same *Partition.
+	// The raw values and outcomes of the last recentKeys distinct rows
+	// (hit is the one the row before matched): rows come in runs of one
+	// partition (sorted inputs, unpartitioned batches), or in turns of a
+	// few (an unpivot's rows, one per name, on a partition by name), and
+	// both are answered without a map lookup, with the same *Partition.
 	recent        [recentKeys]recentKey
 	nRecent, next int
 	hit           int
@@ -176,7 +176,8 @@ func NewPartitioner(cols []string, idx []int, limit int) *Partitioner {
 }
 
 // Of returns row i's partition. Rows with the same raw values as the row
-// before get the same *Partition.
+// before get the same *Partition, and so do rows whose values come in
+// turns of at most recentKeys.
 func (p *Partitioner) Of(b arrow.RecordBatch, i int) (*Partition, error) {
 	key := p.key[:0]
 	for _, c := range p.idx {

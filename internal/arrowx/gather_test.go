@@ -132,8 +132,7 @@ func TestGatherRandom(t *testing.T) {
 	slicedLists, slicedBools := array.NewSlice(lists, 3, 997), array.NewSlice(bools, 5, 990)
 	defer slicedLists.Release()
 	defer slicedBools.Release()
-	// Fixed widths of 8, 4 and 2 bytes (each copied its own way), with
-	// nulls, whole and sliced.
+	// Fixed widths of 8, 4 and 2 bytes, with nulls, whole and sliced.
 	var fixed []arrow.Array
 	for _, dt := range []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Float32, arrow.PrimitiveTypes.Int16} {
 		fb := array.NewBuilder(mem, dt)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agora-etl/agora/bench/inputs"
 )
 
 // TestMain lets the test binary stand in for the compare binary when it
@@ -195,5 +197,20 @@ func TestQuickCompare(t *testing.T) {
 	}
 	if len(rep.Results) != len(rows) {
 		t.Errorf("results.json has %d results, the table %d", len(rep.Results), len(rows))
+	}
+}
+
+// TestEveryDatasetHasSQL: each dataset the input sets accept has a DuckDB
+// script to compare with.
+func TestEveryDatasetHasSQL(t *testing.T) {
+	for _, ds := range inputs.Datasets {
+		d, ok := datasets[ds]
+		if !ok {
+			t.Errorf("dataset %s has no entry in datasets", ds)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("..", "..", "sql", d.sql)); err != nil {
+			t.Errorf("dataset %s: %v", ds, err)
+		}
 	}
 }

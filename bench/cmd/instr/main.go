@@ -14,8 +14,8 @@
 // the repository as it is (uncommitted changes included); each runs with
 // its own pipeline.yaml on the inputs cmd/compare generates under
 // WORK/data (package inputs; generated here with the head's agora-gen
-// when missing). A
-// run under valgrind takes about 15 times as long as without.
+// when missing). A run under valgrind takes about 15 times the CPU time
+// it takes without, on one core.
 package main
 
 import (
