@@ -6,7 +6,7 @@ VENV    := .venv
 PYTHON  ?= python3
 FUZZTIME ?= 30s
 
-.PHONY: all build run check test unit e2e bench-test npm interop vet fmt fmt-check samples habermas-sample fuzz soak bench bench-quick pgo config-reference clean
+.PHONY: all build run check test unit e2e bench-test npm interop vet fmt fmt-check samples habermas-sample fuzz soak bench bench-quick bench-instr pgo config-reference clean
 
 all: build
 
@@ -95,6 +95,15 @@ bench: $(VENV)/.installed
 ## bench-quick: the comparison on tiny inputs, one repetition (a smoke test)
 bench-quick: $(VENV)/.installed
 	cd bench && $(GO) run ./cmd/compare --repo .. --quick --verify $(BENCH_ARGS)
+
+## bench-instr: this tree against BASE (a git revision) in instructions counted under valgrind,
+## for changes too small for CPU seconds on a shared machine (bench/README.md), e.g.
+## make bench-instr BASE=5e63b27 INSTR_ARGS='--sets "habermas:1;crowdrag25:10" --reps 3'
+BASE ?=
+INSTR_ARGS ?=
+bench-instr:
+	@test -n "$(BASE)" || { echo "make bench-instr needs BASE=<git revision>"; exit 2; }
+	cd bench && $(GO) run ./cmd/instr --repo .. --base $(BASE) $(INSTR_ARGS)
 
 ## pgo: refresh cmd/agora/default.pgo, the CPU profile `go build` optimises agora with
 ## (profile-guided optimisation), from runs of pipeline.yaml on generated inputs (in .pgo/)
