@@ -2,13 +2,13 @@ package stages
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"slices"
-	"sort"
 )
 
 // UniqueMemKeys is how many keys a key set (of a unique rule or an
@@ -121,7 +121,8 @@ func (s *keySet) set(k keyHash, v int64) error {
 func (r *keyRun) find(k keyHash, buf *[keyEntryBytes]byte) (uint32, bool, error) {
 	top := k[0] >> 16
 	lo, hi := int(r.dir[top]), int(r.dir[top+1])
-	i := lo + sort.Search(hi-lo, func(j int) bool { return r.prefix[lo+j] >= k[0] })
+	i, _ := slices.BinarySearch(r.prefix[lo:hi], k[0])
+	i += lo
 	for ; i < hi && r.prefix[i] == k[0]; i++ {
 		if _, err := r.f.ReadAt(buf[:], int64(i)*keyEntryBytes); err != nil {
 			return 0, false, fmt.Errorf("key file %s: %w", r.f.Name(), err)
@@ -144,8 +145,50 @@ type keyEntry struct {
 	line uint32
 }
 
-// keyLess orders keys by their words, first word first (the run's order).
-func keyLess(a, b keyHash) int { return slices.Compare(a[:], b[:]) }
+// keyLess orders keys by their words, first word first (the run's order):
+// slices.Compare's order, compared word by word without its loop (a spill
+// sorts 262,144 keys with it).
+func keyLess(a, b keyHash) int {
+	if c := cmp.Compare(a[0], b[0]); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a[1], b[1]); c != 0 {
+		return c
+	}
+	return cmp.Compare(a[2], b[2])
+}
+
+// sortEntries returns es in key order. The keys are hashes, spread
+// evenly, so a counting pass on the top 16 bits of the first word (the
+// run's directory buckets) leaves a few entries per bucket, which an
+// insertion sort orders: a spill's 262,144 keys without pdqsort's
+// comparisons through a function value (1.3% of a Habermas run at 10×
+// rows, which spills six times).
+func sortEntries(es []keyEntry) []keyEntry {
+	start := make([]int, 1<<16+1) // bucket t is out[start[t]:start[t+1]]
+	for _, e := range es {
+		start[e.key[0]>>16+1]++
+	}
+	for t := 1; t < len(start); t++ {
+		start[t] += start[t-1]
+	}
+	out := make([]keyEntry, len(es))
+	next := slices.Clone(start[:1<<16])
+	for _, e := range es {
+		t := e.key[0] >> 16
+		out[next[t]] = e
+		next[t]++
+	}
+	for t := 0; t < 1<<16; t++ {
+		b := out[start[t]:start[t+1]]
+		for i := 1; i < len(b); i++ {
+			for j := i; j > 0 && keyLess(b[j].key, b[j-1].key) < 0; j-- {
+				b[j], b[j-1] = b[j-1], b[j]
+			}
+		}
+	}
+	return out
+}
 
 func decodeKeyEntry(b []byte) keyEntry {
 	return keyEntry{
@@ -169,7 +212,7 @@ func (s *keySet) spill() error {
 	for k, l := range s.mem {
 		news = append(news, keyEntry{k, l})
 	}
-	slices.SortFunc(news, func(a, b keyEntry) int { return keyLess(a.key, b.key) })
+	news = sortEntries(news)
 	r, err := writeRun(len(news), &sliceEntries{news}, &sliceEntries{})
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -246,5 +247,44 @@ func TestWriteRunFailure(t *testing.T) {
 		if left, _ := os.ReadDir(SpillDir); len(left) != 0 {
 			t.Errorf("after %d entries: %d files left", n, len(left))
 		}
+	}
+}
+
+// TestSortEntries: the bucket sort orders entries as sorting by keyLess
+// does, for random keys, keys that share their first word's top bits or
+// the whole first word, and none.
+func TestSortEntries(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	random := func(n int, mask uint32, word uint32) []keyEntry {
+		es := make([]keyEntry, n)
+		for i := range es {
+			es[i] = keyEntry{keyHash{word | r.Uint32()&mask, r.Uint32(), r.Uint32()}, uint32(i)}
+		}
+		return es
+	}
+	for _, tc := range []struct {
+		name string
+		es   []keyEntry
+	}{
+		{"none", nil},
+		{"one", random(1, ^uint32(0), 0)},
+		{"random", random(300_000, ^uint32(0), 0)},
+		{"one bucket", random(2_000, 0xffff, 0xabcd0000)},
+		{"one first word", random(500, 0, 0x12345678)},
+		{"few words", random(5_000, 0x3, 0x77770000)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := slices.Clone(tc.es)
+			slices.SortStableFunc(want, func(a, b keyEntry) int { return keyLess(a.key, b.key) })
+			got := sortEntries(slices.Clone(tc.es))
+			if len(got) != len(want) {
+				t.Fatalf("%d entries, want %d", len(got), len(want))
+			}
+			for i := range want {
+				if got[i].key != want[i].key {
+					t.Fatalf("entry %d: key %x, want %x", i, got[i].key, want[i].key)
+				}
+			}
+		})
 	}
 }
