@@ -181,6 +181,10 @@ func sortEntries(es []keyEntry) []keyEntry {
 	}
 	for t := 0; t < 1<<16; t++ {
 		b := out[start[t]:start[t+1]]
+		if len(b) > 32 { // keys that are not spread: no quadratic sort
+			slices.SortFunc(b, func(x, y keyEntry) int { return keyLess(x.key, y.key) })
+			continue
+		}
 		for i := 1; i < len(b); i++ {
 			for j := i; j > 0 && keyLess(b[j].key, b[j-1].key) < 0; j-- {
 				b[j], b[j-1] = b[j-1], b[j]
