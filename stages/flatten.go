@@ -413,8 +413,11 @@ func (e *Explode) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeli
 	// slices are made once at that size instead of grown.
 	total := 0
 	if n > 0 && len(lists) > 0 {
-		offs := lists[0].Offsets()
-		total = int(offs[n] - offs[0])
+		// ValueOffsets, not Offsets: the buffer's offsets start at the
+		// array's offset only when the batch is not a slice.
+		first, _ := lists[0].ValueOffsets(0)
+		_, last := lists[0].ValueOffsets(n - 1)
+		total = int(last - first)
 	}
 	parent, index := make([]int64, 0, total), make([]int64, 0, total)
 	elemIdx := make([][]int64, len(lists))
