@@ -316,6 +316,11 @@ func TestPoolsKeepOutput(t *testing.T) {
 		{"stages", mempool.NewPoisoning(1<<30, 64), func(o *runOptions, mem memory.Allocator) {
 			o.Mem, o.SinkMem = mem, memory.NewGoAllocator()
 		}},
+		// arrow-go's own buffers (its encoders' page buffers), which
+		// main hands to a pool through memory.DefaultAllocator. arrow-go
+		// drops some of them without Free (a sync.Pool holds them), so
+		// the checked allocator's count is not asked of this one.
+		{"arrow-go", mempool.NewPoisoning(1<<30, 64), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var trees []map[string]string
@@ -323,11 +328,19 @@ func TestPoolsKeepOutput(t *testing.T) {
 				mem := memory.NewCheckedAllocator(alloc)
 				out := t.TempDir()
 				opts := runOptions{ConfigPath: "../../pipeline.yaml", Data: "../../testdata", Out: out, Workers: 3}
-				tc.use(&opts, mem)
+				if tc.use != nil {
+					tc.use(&opts, mem)
+				} else {
+					old := memory.DefaultAllocator
+					memory.DefaultAllocator = alloc
+					t.Cleanup(func() { memory.DefaultAllocator = old })
+				}
 				if err := runAll(context.Background(), cfg, opts, func(*DatasetResult) {}); err != nil {
 					t.Fatal(err)
 				}
-				mem.AssertSize(t, 0)
+				if tc.use != nil {
+					mem.AssertSize(t, 0)
+				}
 				trees = append(trees, treeDigest(t, out))
 			}
 			sameTrees(t, trees[0], trees[1], "Go's allocator and a poisoning pool")

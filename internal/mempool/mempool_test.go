@@ -87,6 +87,30 @@ func TestFreedBufferIsReused(t *testing.T) {
 	}
 }
 
+// TestOutBounded: buffers dropped without Free cannot grow the map of
+// buffers out past its limit; the buffers out when it is cleared are not
+// kept when freed, and the ones handed out after are.
+func TestOutBounded(t *testing.T) {
+	noGC(t)
+	a := New(1 << 30)
+	a.outLimit = 8
+	var bs [][]byte
+	for range 20 {
+		bs = append(bs, a.Allocate(minPooled))
+		if len(a.out) > a.outLimit {
+			t.Fatalf("%d buffers out in the map, limit %d", len(a.out), a.outLimit)
+		}
+	}
+	// 20 allocations with a limit of 8: cleared before the 9th and the
+	// 17th, so the last 4 are in the map.
+	for _, b := range bs {
+		a.Free(b)
+	}
+	if want := 4 * minPooled; a.held != want {
+		t.Fatalf("held %d, want %d (the four buffers handed out since the map was cleared)", a.held, want)
+	}
+}
+
 func TestBudget(t *testing.T) {
 	noGC(t)
 	a := New(100 << 10)
