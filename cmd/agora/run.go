@@ -60,10 +60,10 @@ type runOptions struct {
 // poolBytes is how many bytes of freed buffers each of a dataset's two
 // pools (one for the readers, decoders and steps, one for the table
 // writers) lists for reuse until the next collection (datasets run one
-// at a time); main gives arrow-go's own buffers a third pool of the same
-// size for the whole run. Batches and row groups of the same sizes are built and
-// released over and over; reused, they are not garbage for the
-// collector to find. The writers' pool took a CrowdRAG-25 run at 10×
+// at a time); main gives arrow-go's own buffers a third pool of the
+// same size for the whole run. Batches and row groups of the same sizes
+// are built and released over and over; reused, they are not garbage
+// for the collector to find. The writers' pool took a CrowdRAG-25 run at 10×
 // from 47 collections to 37; the stages' took a Habermas run at 10× rows
 // from 180 to 136 (README, What changed).
 const poolBytes = 32 << 20
