@@ -67,7 +67,7 @@ type Allocator struct {
 	// Free, so a buffer from anywhere else is never taken for one of
 	// ours. It holds addresses, not references: a buffer dropped without
 	// Free is still collected (and its entry replaced when the address
-	// is handed out again).
+	// is handed out again, or dropped when the map reaches outLimit).
 	out      map[uintptr]int
 	outLimit int // maxOut; tests set less
 	classes  [64 * steps][]weak.Pointer[byte]
