@@ -259,25 +259,19 @@ func listListLevels(p *leafPath, col arrow.Array, outer []int32, inner arrow.Arr
 	if l1.nullable {
 		empty1++
 	}
-	valued, nulled := empty1+1, empty1+1
-	if leaf.nullable {
-		valued++
-	} else {
-		nulled--
-	}
+	valued, nulled := leafDefs(empty1, leaf)
 	innerBits, innerOff := inner.NullBitmapBytes(), inner.Data().Offset()
 	innerNulls := l1.nullable && inner.NullN() > 0 && innerBits != nil
 	valBits, valOff := vals.NullBitmapBytes(), vals.Data().Offset()
 	valueNulls := vals.NullN() > 0 && valBits != nil
-	emit := func(d, r int16) { sc.def, sc.rep = append(sc.def, d), append(sc.rep, r) }
 	for i := range col.Len() {
 		if l0.nullable && col.IsNull(i) {
-			emit(0, 0)
+			p.emit(sc, 0, 0)
 			continue
 		}
 		s0, e0 := int64(outer[i]), int64(outer[i+1])
 		if s0 == e0 {
-			emit(empty0, 0)
+			p.emit(sc, empty0, 0)
 			continue
 		}
 		for j := s0; j < e0; j++ {
@@ -286,12 +280,12 @@ func listListLevels(p *leafPath, col arrow.Array, outer []int32, inner arrow.Arr
 				rj = 0
 			}
 			if innerNulls && !bitutil.BitIsSet(innerBits, innerOff+int(j)) {
-				emit(null1, rj)
+				p.emit(sc, null1, rj)
 				continue
 			}
 			s1, e1 := int64(innerOffs[j]), int64(innerOffs[j+1])
 			if s1 == e1 {
-				emit(empty1, rj)
+				p.emit(sc, empty1, rj)
 				continue
 			}
 			sc.visited(s1, e1)
@@ -304,10 +298,24 @@ func listListLevels(p *leafPath, col arrow.Array, outer []int32, inner arrow.Arr
 				if valueNulls && !bitutil.BitIsSet(valBits, valOff+int(m)) {
 					d = nulled
 				}
-				emit(d, r)
+				p.emit(sc, d, r)
 			}
 		}
 	}
+}
+
+// leafDefs returns the definition levels of a value of leaf and of a
+// null value, under lists whose empty list has the definition level
+// empty: one lower for the null when the values are required (as visit
+// does, pqarrow writes it so).
+func leafDefs(empty int16, leaf pathStep) (valued, nulled int16) {
+	valued, nulled = empty+1, empty+1
+	if leaf.nullable {
+		valued++
+	} else {
+		nulled--
+	}
+	return valued, nulled
 }
 
 // listLevels appends what visit would for every row of a list of leaves,
@@ -327,14 +335,7 @@ func listLevels[O int32 | int64](p *leafPath, col arrow.Array, offs []O, vals ar
 	// At most a slot per value and one per empty or null list.
 	slots := int(offs[n]-offs[0]) + n
 	sc.def, sc.rep = slices.Grow(sc.def, slots), slices.Grow(sc.rep, slots)
-	// A value's definition level, and a null value's (one lower when the
-	// values are required: as visit, pqarrow writes it so).
-	valued, nulled := present+1, present+1
-	if leaf.nullable {
-		valued++
-	} else {
-		nulled--
-	}
+	valued, nulled := leafDefs(present, leaf)
 	bitmap, voff := vals.NullBitmapBytes(), vals.Data().Offset()
 	valueNulls := vals.NullN() > 0 && bitmap != nil
 	for i := range n {
