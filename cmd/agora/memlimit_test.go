@@ -3,6 +3,7 @@ package main
 import (
 	"math"
 	"runtime/debug"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,8 +18,8 @@ func TestAdaptiveMemoryLimitRisesWhenLiveDataDoesNotFit(t *testing.T) {
 	const start = 4 << 20
 	var reported atomic.Int64
 	stop := adaptiveMemoryLimit(start, 20*time.Millisecond, func(limit int64, share float64) {
-		if share <= gcBusy {
-			t.Errorf("raised at a collector share of %.2f, not above %.2f", share, gcBusy)
+		if share <= gcSteady {
+			t.Errorf("raised at a collector share of %.2f, not above %.2f", share, gcSteady)
 		}
 		reported.Store(limit)
 	})
@@ -70,6 +71,55 @@ func TestGCShareSince(t *testing.T) {
 			share, ok := tc.cur.gcShareSince(tc.prev)
 			if ok != tc.ok || math.Abs(share-tc.share) > 1e-9 {
 				t.Errorf("gcShareSince = %.3f, %v; want %.3f, %v", share, ok, tc.share, tc.ok)
+			}
+		})
+	}
+}
+
+// TestLimitWatch feeds the watcher's rule one sample per interval, each
+// with the given share of one CPU second to the collector, and checks at
+// which intervals it raises the limit.
+func TestLimitWatch(t *testing.T) {
+	steady := func(share float64, n int) []float64 {
+		s := make([]float64, n)
+		for i := range s {
+			s[i] = share
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name   string
+		shares []float64 // per interval, after the first sample
+		raises []int     // intervals (1-based) that raise
+	}{
+		{"quiet", steady(0.05, 20), nil},
+		{"one busy interval", append(steady(0.05, 3), 0.3, 0.05), []int{4}},
+		{"busy at the limit is not above it", steady(gcBusy, 3)[:1], nil},
+		{"steady share raises once the window is full", steady(0.16, gcWindow), []int{gcWindow}},
+		{"and again a window after a raise", steady(0.16, 2*gcWindow+1), []int{gcWindow, 2 * gcWindow}},
+		{"a short burst under gcBusy averages out", append([]float64{0.2}, steady(0.05, 4*gcWindow)...), nil},
+		// 0.05 for a window, then 0.2: the window's average passes 0.12
+		// (0.125) once half of it is at 0.2.
+		{"the window slides", append(steady(0.05, gcWindow), steady(0.2, gcWindow)...), []int{gcWindow + gcWindow/2}},
+		{"steady just under the threshold", steady(gcSteady-0.001, 4*gcWindow), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var w limitWatch
+			var s gcSample
+			w.observe(s)
+			var got []int
+			for i, share := range tc.shares {
+				s.total++
+				s.gc += share
+				if sh, raise := w.observe(s); raise {
+					got = append(got, i+1)
+					if sh <= gcSteady {
+						t.Errorf("interval %d raised at a share of %.3f", i+1, sh)
+					}
+				}
+			}
+			if !slices.Equal(got, tc.raises) {
+				t.Errorf("raised at intervals %v, want %v", got, tc.raises)
 			}
 		})
 	}
