@@ -92,11 +92,28 @@ func gatherable(t arrow.DataType) bool {
 	return false
 }
 
-// newBuf allocates a buffer of exactly n bytes.
+// newBuf allocates a zeroed buffer of exactly n bytes.
 func newBuf(mem memory.Allocator, n int) *memory.Buffer {
 	b := memory.NewResizableBuffer(mem)
 	b.Resize(n)
 	return b
+}
+
+// uninitializer is an allocator that can also hand out buffers without
+// clearing them first (mempool.Allocator).
+type uninitializer interface {
+	Uninitialized() memory.Allocator
+}
+
+// newFullBuf allocates a buffer of exactly n bytes that the caller
+// overwrites whole before it is read: from an allocator that can skip
+// clearing it, uncleared. Bitmaps, whose last byte the gather writes only
+// in part, take newBuf.
+func newFullBuf(mem memory.Allocator, n int) *memory.Buffer {
+	if u, ok := mem.(uninitializer); ok {
+		mem = u.Uninitialized()
+	}
+	return newBuf(mem, n)
 }
 
 // shortBits is the longest run of bits copyBits copies one at a time.
@@ -227,7 +244,7 @@ func gatherSrcs(mem memory.Allocator, dt arrow.DataType, srcs []src, n int64) ar
 		return out
 	case arrow.FixedWidthDataType:
 		w := int64(t.BitWidth() / 8)
-		vals := newBuf(mem, int(n*w))
+		vals := newFullBuf(mem, int(n*w))
 		dst := vals.Bytes()
 		pos := int64(0)
 		for _, sr := range srcs {
@@ -275,8 +292,8 @@ func gatherBinary[T offsets](mem memory.Allocator, dt arrow.DataType, srcs []src
 			total += int(offs[r.hi] - offs[r.lo])
 		}
 	}
-	ob := newBuf(mem, int(n+1)*int(unsafe.Sizeof(zero)))
-	db := newBuf(mem, total)
+	ob := newFullBuf(mem, int(n+1)*int(unsafe.Sizeof(zero)))
+	db := newFullBuf(mem, total)
 	o := offsetsOf[T](ob, 0)
 	dst := db.Bytes()
 	j, pos := 0, T(0)
@@ -301,7 +318,7 @@ func gatherBinary[T offsets](mem memory.Allocator, dt arrow.DataType, srcs []src
 // gathered as one run per run of lists.
 func gatherList[T offsets](mem memory.Allocator, dt arrow.DataType, srcs []src, n int64, valid *memory.Buffer, nulls int) arrow.ArrayData {
 	var zero T
-	ob := newBuf(mem, int(n+1)*int(unsafe.Sizeof(zero)))
+	ob := newFullBuf(mem, int(n+1)*int(unsafe.Sizeof(zero)))
 	o := offsetsOf[T](ob, 0)
 	csrcs := make([]src, 0, len(srcs))
 	j, pos := 0, T(0)

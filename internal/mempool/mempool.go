@@ -109,7 +109,11 @@ func classOf(size int) (int, int) {
 func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 
 // Allocate returns a zeroed buffer of size bytes, aligned to 64 bytes.
-func (a *Allocator) Allocate(size int) []byte {
+func (a *Allocator) Allocate(size int) []byte { return a.allocate(size, true) }
+
+// allocate is Allocate; a reused buffer is cleared only when zero is
+// true (a new one is always zero).
+func (a *Allocator) allocate(size int, zero bool) []byte {
 	if size < a.minSize || size > maxPooled {
 		return goAllocator.Allocate(size)
 	}
@@ -130,7 +134,7 @@ func (a *Allocator) Allocate(size int) []byte {
 		a.mu.Unlock()
 		b = goAllocator.Allocate(cs)
 		a.mu.Lock()
-	} else {
+	} else if zero {
 		clear(b[:size])
 	}
 	if len(a.out) >= a.outLimit {
@@ -141,6 +145,30 @@ func (a *Allocator) Allocate(size int) []byte {
 	return b[:size:size]
 }
 
+// Uninitialized returns a view of a whose Allocate and Reallocate do not
+// clear a buffer they reuse: its bytes are what the buffer's last user
+// left. It is for callers that overwrite every byte they ask for before
+// anything reads it (the partition gather's offsets and values), which
+// saves clearing them first; padding past the size asked for (to 64
+// bytes) is not cleared either. Buffers from the view are a's: either
+// may free them.
+func (a *Allocator) Uninitialized() memory.Allocator { return uninitialized{a} }
+
+// uninitialized is the view Uninitialized returns.
+type uninitialized struct{ a *Allocator }
+
+// Allocate is Allocator.Allocate without clearing a reused buffer.
+func (u uninitialized) Allocate(size int) []byte { return u.a.allocate(size, false) }
+
+// Reallocate is Allocator.Reallocate without clearing a reused buffer
+// past b's bytes.
+func (u uninitialized) Reallocate(size int, b []byte) []byte {
+	return u.a.reallocate(size, b, false)
+}
+
+// Free is Allocator.Free.
+func (u uninitialized) Free(b []byte) { u.a.Free(b) }
+
 // goAllocator makes the buffers: zeroed, aligned to 64 bytes, as long
 // as asked for.
 var goAllocator memory.GoAllocator
@@ -149,10 +177,15 @@ var goAllocator memory.GoAllocator
 // b itself when it is large enough, else a new buffer, and then b is
 // freed.
 func (a *Allocator) Reallocate(size int, b []byte) []byte {
+	return a.reallocate(size, b, true)
+}
+
+// reallocate is Reallocate; zero is allocate's.
+func (a *Allocator) reallocate(size int, b []byte, zero bool) []byte {
 	if size <= cap(b) {
 		return b[:size]
 	}
-	nb := a.Allocate(size)
+	nb := a.allocate(size, zero)
 	copy(nb, b)
 	a.Free(b)
 	return nb
@@ -222,4 +255,7 @@ func classSize(c int) int {
 	return (j%steps + steps + 1) << (j/steps - 2)
 }
 
-var _ memory.Allocator = (*Allocator)(nil)
+var (
+	_ memory.Allocator = (*Allocator)(nil)
+	_ memory.Allocator = uninitialized{}
+)

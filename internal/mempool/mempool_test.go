@@ -87,6 +87,49 @@ func TestFreedBufferIsReused(t *testing.T) {
 	}
 }
 
+// TestUninitialized: the view hands a reused buffer out with its last
+// user's bytes, and a new one zeroed; its buffers are the pool's, freed
+// through either, and the pool's own Allocate still clears them.
+func TestUninitialized(t *testing.T) {
+	noGC(t)
+	a := New(1 << 30)
+	u := a.Uninitialized()
+	b := u.Allocate(40_000)
+	if !bytes.Equal(b, make([]byte, len(b))) {
+		t.Fatal("a new buffer from the view is not zeroed")
+	}
+	for i := range b {
+		b[i] = 0xFF
+	}
+	p := addr(b)
+	u.Free(b)
+	c := u.Allocate(33_000) // the same class (40 KiB)
+	if addr(c) != p {
+		t.Fatal("the view did not reuse a buffer it freed")
+	}
+	if !bytes.Equal(c, bytes.Repeat([]byte{0xFF}, len(c))) {
+		t.Fatal("the view cleared a reused buffer")
+	}
+	a.Free(c)
+	d := a.Allocate(33_000)
+	if addr(d) != p {
+		t.Fatal("the pool did not reuse a buffer freed from the view")
+	}
+	if !bytes.Equal(d, make([]byte, len(d))) {
+		t.Fatal("the pool's Allocate did not clear a buffer the view dirtied")
+	}
+	for i := range d {
+		d[i] = 0xEE
+	}
+	e := u.Reallocate(64_000, d)
+	if !bytes.Equal(e[:len(d)], bytes.Repeat([]byte{0xEE}, len(d))) {
+		t.Fatal("Reallocate through the view lost the buffer's bytes")
+	}
+	if f := u.Allocate(33_000); addr(f) != p {
+		t.Fatal("Reallocate through the view did not free the old buffer to the pool")
+	}
+}
+
 // TestOutBounded: buffers dropped without Free cannot grow the map of
 // buffers out past its limit; the buffers out when it is cleared are not
 // kept when freed, and the ones handed out after are.
