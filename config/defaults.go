@@ -18,15 +18,19 @@ const (
 	DefaultBatchBytes = 1 << 20
 	// DefaultChannelDepth is the capacity of each inter-stage channel.
 	DefaultChannelDepth = 2
-	// DefaultMemoryLimit is the Go runtime's soft memory limit: above twice
-	// what agora holds live on the shipped datasets at 10× (at most about
-	// 180 MB), so the collector is not pressed there, and below the
-	// twice-live heap of the live peaks at 50× (up to 230 MB), so resident
-	// memory stays flat as the input grows. 416 MiB took CrowdRAG-25 at 50×
-	// from 481 to 430 MB and Habermas at 10× rows from 514 to 430 MB, for
-	// 0–4% more CPU (two interleaved series) and −1 to +7% (four);
-	// 384–400 MiB cost 7–13%.
-	DefaultMemoryLimit = 416 << 20
+	// DefaultMemoryLimit is the Go runtime's soft memory limit, chosen to
+	// keep a run under 300 MB resident where its live data allows: 270 MiB
+	// is 283 MB, and the heap, the runtime's own memory and agora's pools
+	// all count against it. Where the live data is about the limit or
+	// more (Habermas at 10× rows or ten 1× files, 190–250 MB live), the
+	// watcher raises it by half within a second or two, and memory then
+	// follows the live data. Against the 416 MiB it replaced (commit
+	// a7452e7), taking turns: CrowdRAG-25 at 10× 283 against 356 MB for
+	// 2% more CPU, at 50× 283 against 426 MB for 9% more (page faults, as
+	// the scavenger hands back pages the next batches fault in again),
+	// Habermas at 1× 278 against 367 MB for 0–4%, at 10× rows 420 against
+	// 429 MB for 3%.
+	DefaultMemoryLimit = 270 << 20
 	// DefaultMaxLineBytes accepts lines far longer than any real one
 	// (CrowdRAG-25 responses reach 43 KB).
 	DefaultMaxLineBytes = 256 << 20
