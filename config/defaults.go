@@ -21,15 +21,15 @@ const (
 	// DefaultMemoryLimit is the Go runtime's soft memory limit, chosen to
 	// keep a run under 300 MB resident where its live data allows: 270 MiB
 	// is 283 MB, and the heap, the runtime's own memory and agora's pools
-	// all count against it. Where the live data is about the limit or
-	// more (Habermas at 10× rows or ten 1× files, 190–250 MB live), the
-	// watcher raises it by half within a second or two, and memory then
-	// follows the live data. Against the 416 MiB it replaced (commit
-	// a7452e7), taking turns: CrowdRAG-25 at 10× 283 against 356 MB for
-	// 2% more CPU, at 50× 283 against 426 MB for 9% more (page faults, as
-	// the scavenger hands back pages the next batches fault in again),
-	// Habermas at 1× 278 against 367 MB for 0–4%, at 10× rows 420 against
-	// 429 MB for 3%.
+	// all count against it. Where the live data is near the limit or above
+	// it (Habermas at 10× rows or with ten-times-longer texts, 190–250 MB
+	// live with the bench's four tables, up to 340 MB with all five), the
+	// watcher raises it within about a second, and memory then follows the
+	// live data. Against the 416 MiB it replaced, taking turns: CrowdRAG-25
+	// at 10× 283 against 356 MB for 0–2% more CPU (three series), at 50×
+	// 283 against 426 MB for 9% more (page faults, as the scavenger hands
+	// back pages the next batches fault in again), Habermas at 1× 278
+	// against 367 MB for 0–4%, at 10× rows about the same memory and CPU.
 	DefaultMemoryLimit = 270 << 20
 	// DefaultMaxLineBytes accepts lines far longer than any real one
 	// (CrowdRAG-25 responses reach 43 KB).

@@ -25,7 +25,7 @@ const gcSteady = 0.12
 const gcWindow = 4
 
 // adaptiveMemoryLimit gives the runtime a soft memory limit and raises it
-// by half whenever the collector and the scavenger (which hands
+// by a quarter whenever the collector and the scavenger (which hands
 // memory back to the system as the heap nears the limit, for the next
 // batches to fault in again) took more than gcBusy of the CPU the process
 // used over the last interval, or more than gcSteady over the last
@@ -58,7 +58,7 @@ func adaptiveMemoryLimit(limit int64, every time.Duration, raised func(limit int
 			}
 			cur.read()
 			if share, raise := w.observe(cur); raise {
-				limit += limit / 2
+				limit += limit / 4
 				debug.SetMemoryLimit(limit)
 				if raised != nil {
 					raised(limit, share)
