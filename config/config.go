@@ -32,11 +32,10 @@ type Config struct {
 	// resident memory near the limit instead of twice the live data. When
 	// the live data does not fit (the collector and the scavenger take
 	// over a quarter of the CPU agora uses in a quarter second, or over
-	// 12% of it for a second), agora raises the limit by a quarter, and logs
-	// it, rather than let them burn CPU. 0 means the default (270 MiB);
-	// -1 leaves the
-	// runtime's own setting. The GOMEMLIMIT environment variable, when
-	// set, wins.
+	// 12% of it for a second), agora raises the limit by a quarter, and
+	// logs it, rather than let them burn CPU. 0 means the default
+	// (270 MiB); -1 leaves the runtime's own setting. The GOMEMLIMIT
+	// environment variable, when set, wins.
 	MemoryLimit int64 `yaml:"memory_limit"`
 	// Writer holds the default Parquet writer settings.
 	Writer Writer `yaml:"writer"`

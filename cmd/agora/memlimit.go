@@ -29,9 +29,9 @@ const gcWindow = 4
 // memory back to the system as the heap nears the limit, for the next
 // batches to fault in again) took more than gcBusy of the CPU the process
 // used over the last interval, or more than gcSteady over the last
-// gcWindow intervals (see limitWatch): the live data does not fit under the limit,
-// and holding to it would only burn CPU (the runtime lets the collector
-// take up to half). Marking on processors that had nothing else to run
+// gcWindow intervals (see limitWatch): the live data does not fit under
+// the limit, and holding to it would only burn CPU (the runtime lets the
+// collector take up to half). Marking on processors that had nothing else to run
 // (idle mark workers) is not counted, as runtime/metrics advises: it takes
 // no CPU from the pipeline. Resident memory thus stays near the limit when
 // the live data fits, and follows the live data when it does not. raised,
