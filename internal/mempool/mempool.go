@@ -109,11 +109,12 @@ func classOf(size int) (int, int) {
 func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 
 // Allocate returns a zeroed buffer of size bytes, aligned to 64 bytes.
-func (a *Allocator) Allocate(size int) []byte { return a.allocate(size, true) }
+func (a *Allocator) Allocate(size int) []byte { return a.allocate(size, 0) }
 
-// allocate is Allocate; a reused buffer is cleared only when zero is
-// true (a new one is always zero).
-func (a *Allocator) allocate(size int, zero bool) []byte {
+// allocate is Allocate, except that a reused buffer is cleared only from
+// byte clearFrom on (a new one is all zero): callers that write the
+// bytes before it themselves pass where they stop.
+func (a *Allocator) allocate(size, clearFrom int) []byte {
 	if size < a.minSize || size > maxPooled {
 		return goAllocator.Allocate(size)
 	}
@@ -134,8 +135,8 @@ func (a *Allocator) allocate(size int, zero bool) []byte {
 		a.mu.Unlock()
 		b = goAllocator.Allocate(cs)
 		a.mu.Lock()
-	} else if zero {
-		clear(b[:size])
+	} else if clearFrom < size {
+		clear(b[clearFrom:size])
 	}
 	if len(a.out) >= a.outLimit {
 		clear(a.out)
@@ -158,12 +159,12 @@ func (a *Allocator) Uninitialized() memory.Allocator { return uninitialized{a} }
 type uninitialized struct{ a *Allocator }
 
 // Allocate is Allocator.Allocate without clearing a reused buffer.
-func (u uninitialized) Allocate(size int) []byte { return u.a.allocate(size, false) }
+func (u uninitialized) Allocate(size int) []byte { return u.a.allocate(size, size) }
 
 // Reallocate is Allocator.Reallocate without clearing a reused buffer
 // past b's bytes.
 func (u uninitialized) Reallocate(size int, b []byte) []byte {
-	return u.a.reallocate(size, b, false)
+	return u.a.reallocate(size, b, size)
 }
 
 // Free is Allocator.Free.
@@ -177,15 +178,16 @@ var goAllocator memory.GoAllocator
 // b itself when it is large enough, else a new buffer, and then b is
 // freed.
 func (a *Allocator) Reallocate(size int, b []byte) []byte {
-	return a.reallocate(size, b, true)
+	return a.reallocate(size, b, len(b))
 }
 
-// reallocate is Reallocate; zero is allocate's.
-func (a *Allocator) reallocate(size int, b []byte, zero bool) []byte {
+// reallocate is Reallocate; a reused buffer is cleared from clearFrom on
+// (len(b), what the copy does not overwrite, or size for none of it).
+func (a *Allocator) reallocate(size int, b []byte, clearFrom int) []byte {
 	if size <= cap(b) {
 		return b[:size]
 	}
-	nb := a.allocate(size, zero)
+	nb := a.allocate(size, max(clearFrom, len(b)))
 	copy(nb, b)
 	a.Free(b)
 	return nb

@@ -214,6 +214,26 @@ func TestReallocate(t *testing.T) {
 	if addr(s) != addr(g) || len(s) != 100 {
 		t.Fatal("shrinking should keep the buffer")
 	}
+	// Growing into a reused buffer: its old bytes past the copy are
+	// cleared, not left.
+	for i := range g {
+		g[i] = 0xFF
+	}
+	a.Free(g)
+	c := a.Allocate(20_000)
+	for i := range c {
+		c[i] = 7
+	}
+	h := a.Reallocate(70_000, c)
+	if addr(h) != addr(g) {
+		t.Fatal("Reallocate did not reuse the freed buffer of its class")
+	}
+	if !bytes.Equal(h[:20_000], bytes.Repeat([]byte{7}, 20_000)) {
+		t.Fatal("bytes not kept when growing into a reused buffer")
+	}
+	if !bytes.Equal(h[20_000:], make([]byte, 50_000)) {
+		t.Fatal("grown part of a reused buffer not zeroed")
+	}
 }
 
 func TestPoisoning(t *testing.T) {
