@@ -187,7 +187,7 @@ func (a *Allocator) reallocate(size int, b []byte, clearFrom int) []byte {
 	if size <= cap(b) {
 		return b[:size]
 	}
-	nb := a.allocate(size, max(clearFrom, len(b)))
+	nb := a.allocate(size, clearFrom)
 	copy(nb, b)
 	a.Free(b)
 	return nb
