@@ -292,7 +292,9 @@ const primeMin = 16 << 10
 // primeDictionary compresses the dictionary page column cw will write
 // when the row group closes, as the column writer will build it, so that
 // the codec finds the frame then instead of compressing on the goroutine
-// that closes the row group's columns one after another.
+// that closes the row group's columns one after another. The page is
+// built in a buffer of the writer's allocator, which the codec lets go
+// of once it has the frame.
 func (c *columnsWriter) primeDictionary(cw file.ColumnChunkWriter) *primedPage {
 	if c.zstd == nil {
 		return nil
@@ -305,9 +307,11 @@ func (c *columnsWriter) primeDictionary(cw file.ColumnChunkWriter) *primedPage {
 	if !ok || dw.DictEncodedSize() < primeMin {
 		return nil
 	}
-	page := make([]byte, dw.DictEncodedSize())
+	mem := c.props.Allocator()
+	page := mem.Allocate(dw.DictEncodedSize())
+	defer mem.Free(page)
 	dw.WriteDict(page)
-	return c.zstd.prime(page, c.props.CompressionLevelFor(path))
+	return c.zstd.prime(page, c.props.CompressionLevelFor(path), mem)
 }
 
 func (c *columnsWriter) TotalCompressedBytes() int64 { return c.wr.TotalCompressedBytes() }

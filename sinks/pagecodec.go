@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/klauspost/compress/zstd"
 )
@@ -114,13 +115,42 @@ func encoderLevel(level int) zstd.EncoderLevel {
 // returned. The column-parallel writer primes a column's dictionary page
 // on the goroutine that encoded the column: arrow-go compresses it when
 // the row group closes, which closes the columns one after another.
-func (z *pageZstd) prime(page []byte, level int) *primedPage {
-	frame := z.EncodeLevel(nil, page, level)
+//
+// prime keeps the frame, and of the page only its length and a 128-bit
+// hash to know it again by, so the caller may reuse the page's buffer as
+// soon as prime returns. With mem non-nil the frame is compressed into a
+// buffer of mem's, copied to one of its length, and that goes back to
+// mem once the frame is taken or forgotten. Pages and frames made fresh
+// for each row group were a fifth of the allocation of a Habermas run at
+// 1w10 (1.2 of 5.5 GB; with mem: 4.4 GB in all, 88 collections instead
+// of 95) and 5% at 10× rows (14.0 → 13.3 GB).
+func (z *pageZstd) prime(page []byte, level int, mem memory.Allocator) *primedPage {
+	var dst []byte
+	if mem != nil {
+		dst = mem.Allocate(int(z.fullCodec.CompressBound(int64(len(page)))))
+	}
+	frame := z.EncodeLevel(dst[:0], page, level)
 	level, _ = sharedOf(level)
-	p := &primedPage{level: encoderLevel(level), src: page, frame: frame}
+	p := &primedPage{level: encoderLevel(level), n: len(page), sum: primedSum(page), frame: frame}
+	if mem != nil {
+		p.mem = mem
+		p.frame = mem.Allocate(len(frame))
+		copy(p.frame, frame)
+		mem.Free(dst)
+	}
 	z.primed.add(p)
 	return p
 }
+
+// primedSum is the hash a primed page is known again by: two 64-bit
+// maphashes under independent seeds. A page of the same length and level
+// that is not the primed one would have to match both to take its frame.
+func primedSum(page []byte) [2]uint64 {
+	return [2]uint64{maphash.Bytes(primedSeeds[0], page), maphash.Bytes(primedSeeds[1], page)}
+}
+
+// primedSeeds seed primedSum.
+var primedSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 
 // primedPages holds the pages compressed ahead of time by prime, by
 // length: a page of another length is looked up without a hash or a
@@ -132,10 +162,23 @@ type primedPages struct {
 	hits  int64
 }
 
-// primedPage is a page compressed ahead of time and its frame.
+// primedPage is a page compressed ahead of time: its length, its hash
+// and its frame.
 type primedPage struct {
-	level      zstd.EncoderLevel
-	src, frame []byte
+	level zstd.EncoderLevel
+	n     int
+	sum   [2]uint64
+	frame []byte
+	mem   memory.Allocator // when not nil, frame's owner, which release gives it back to
+}
+
+// release gives the frame back to its allocator; the page is no longer
+// held.
+func (e *primedPage) release() {
+	if e.mem != nil {
+		e.mem.Free(e.frame)
+	}
+	e.frame, e.mem = nil, nil
 }
 
 func (p *primedPages) add(e *primedPage) {
@@ -144,7 +187,7 @@ func (p *primedPages) add(e *primedPage) {
 	if p.bylen == nil {
 		p.bylen = map[int][]*primedPage{}
 	}
-	p.bylen[len(e.src)] = append(p.bylen[len(e.src)], e)
+	p.bylen[e.n] = append(p.bylen[e.n], e)
 	p.n.Add(1)
 }
 
@@ -156,11 +199,17 @@ func (p *primedPages) take(l zstd.EncoderLevel, src, dst []byte) ([]byte, bool) 
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	var sum [2]uint64
 	for i, e := range p.bylen[len(src)] {
-		if e.level == l && bytes.Equal(e.src, src) {
+		if sum == [2]uint64{} {
+			sum = primedSum(src)
+		}
+		if e.level == l && e.sum == sum {
 			p.drop(i, e)
 			p.hits++
-			return append(dst, e.frame...), true
+			out := append(dst, e.frame...)
+			e.release()
+			return out, true
 		}
 	}
 	return dst, false
@@ -188,9 +237,10 @@ func (p *primedPages) forget(e *primedPage) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for i, x := range p.bylen[len(e.src)] {
+	for i, x := range p.bylen[e.n] {
 		if x == e {
 			p.drop(i, e)
+			e.release()
 			return
 		}
 	}
@@ -198,12 +248,12 @@ func (p *primedPages) forget(e *primedPage) {
 
 // drop removes entry i, e, of its length's list; the lock is held.
 func (p *primedPages) drop(i int, e *primedPage) {
-	l := p.bylen[len(e.src)]
+	l := p.bylen[e.n]
 	l = append(l[:i], l[i+1:]...)
 	if len(l) == 0 {
-		delete(p.bylen, len(e.src))
+		delete(p.bylen, e.n)
 	} else {
-		p.bylen[len(e.src)] = l
+		p.bylen[e.n] = l
 	}
 	p.n.Add(-1)
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/klauspost/compress/zstd"
 )
@@ -231,7 +232,7 @@ func TestPrimedCompressBound(t *testing.T) {
 	if got := z.CompressBound(n); got != full {
 		t.Fatalf("bound before priming = %d, want the wrapped codec's %d", got, full)
 	}
-	z.prime(page, 1)
+	z.prime(page, 1, nil)
 	bound := z.CompressBound(n)
 	if bound != int64(len(want)) {
 		t.Fatalf("bound of a primed length = %d, want the frame's %d", bound, len(want))
@@ -244,5 +245,33 @@ func TestPrimedCompressBound(t *testing.T) {
 	}
 	if got := z.CompressBound(n); got != full {
 		t.Errorf("bound after the primed page was taken = %d, want the wrapped codec's %d", got, full)
+	}
+}
+
+// TestPrimedPagesGoBack: a frame primed with an allocator is compressed
+// from a page the caller may reuse at once, and goes back to the
+// allocator when it is taken or forgotten.
+func TestPrimedPagesGoBack(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	z := newPageZstd(t)
+	page := textPage(64<<10, 3)
+	want := z.EncodeLevel(nil, page, 1)
+	buf := mem.Allocate(len(page))
+	copy(buf, page)
+	z.prime(buf, 1, mem)
+	clear(buf) // the caller's to reuse: only the hash and the frame are kept
+	mem.Free(buf)
+	if got := z.EncodeLevel(nil, page, 1); !bytes.Equal(got, want) {
+		t.Error("the primed page compressed differently")
+	}
+	if z.primedHits() != 1 {
+		t.Errorf("%d primed frames taken, want 1", z.primedHits())
+	}
+	forgotten := z.prime(textPage(32<<10, 4), 1, mem)
+	z.primed.forget(forgotten)
+	z.primed.forget(forgotten) // a second forget finds nothing
+	if n := z.primed.n.Load(); n != 0 {
+		t.Errorf("%d primed pages left behind", n)
 	}
 }
