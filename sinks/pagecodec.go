@@ -199,10 +199,13 @@ func (p *primedPages) take(l zstd.EncoderLevel, src, dst []byte) ([]byte, bool) 
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var sum [2]uint64
+	var (
+		sum    [2]uint64
+		hashed bool // src is hashed only when a page of its length is held
+	)
 	for i, e := range p.bylen[len(src)] {
-		if sum == [2]uint64{} {
-			sum = primedSum(src)
+		if !hashed {
+			sum, hashed = primedSum(src), true
 		}
 		if e.level == l && e.sum == sum {
 			p.drop(i, e)
