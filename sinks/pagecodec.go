@@ -122,8 +122,8 @@ func encoderLevel(level int) zstd.EncoderLevel {
 // buffer of mem's, copied to one of its length, and that goes back to
 // mem once the frame is taken or forgotten. Pages and frames made fresh
 // for each row group were a fifth of the allocation of a Habermas run at
-// 1w10 (1.2 of 5.5 GB; with mem: 4.4 GB in all, 88 collections instead
-// of 95) and 5% at 10× rows (14.0 → 13.3 GB).
+// 1w10 (1.2 of 5.5 GB; with mem: 4.4 GB in all, 88 and 91 collections
+// in single runs against 95) and 5% at 10× rows (14.0 → 13.3 GB).
 func (z *pageZstd) prime(page []byte, level int, mem memory.Allocator) *primedPage {
 	var dst []byte
 	if mem != nil {
