@@ -85,6 +85,25 @@ func compare(o options, stdout, stderr io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(stderr, "== %s ×%s: %.1f MB of input\n", in.Dataset, in.Label(), float64(size)/1e6)
+		if o.perTable {
+			tables, err := sqlTables(filepath.Join(o.repo, "bench", "sql", datasets[in.Dataset].sql))
+			if err != nil {
+				return err
+			}
+			for _, t := range tables {
+				cfg := filepath.Join(o.work, "config", "pipeline-"+in.Dataset+"-"+t+".yaml")
+				if _, err := subsetConfig(filepath.Join(o.repo, "pipeline.yaml"), cfg, in.Dataset, []string{t}); err != nil {
+					return err
+				}
+				fmt.Fprintf(stderr, "-- table %s\n", t)
+				rs, err := timeSet(o, in, data, float64(size)/1e6, in.Dataset+"."+t, o.engines, map[string]string{"agora": cfg}, t, stderr)
+				if err != nil {
+					return err
+				}
+				rep.Results = append(rep.Results, rs...)
+			}
+			continue
+		}
 		configs := map[string]string{"agora": filepath.Join(o.repo, "pipeline.yaml")}
 		engines := o.engines
 		if contains(engines, "agora-same") {
@@ -102,49 +121,11 @@ func compare(o options, stdout, stderr io.Writer) error {
 				engines = without(engines, "agora-same") // the same run as agora
 			}
 		}
-		res := map[string]*result{}
-		for _, e := range engines {
-			res[e] = &result{Dataset: in.Dataset, Scale: in.Label(), Engine: e, InputMB: float64(size) / 1e6}
+		rs, err := timeSet(o, in, data, float64(size)/1e6, in.Dataset, engines, configs, "", stderr)
+		if err != nil {
+			return err
 		}
-		// Engines take turns within a repetition so that load from other
-		// users of the machine hits all of them alike.
-		for r := 0; r < o.reps; r++ {
-			for _, e := range engines {
-				if res[e].Error != "" {
-					continue
-				}
-				out := filepath.Join(o.work, "out", e)
-				m, err := runEngine(o, e, in, data, out, configs[e])
-				if err != nil {
-					res[e].Error = firstLine(err.Error())
-					fmt.Fprintf(stderr, "   %-8s rep %d: FAILED: %v\n", e, r+1, err)
-					continue
-				}
-				fmt.Fprintf(stderr, "   %-8s rep %d: %6.2f s  %6.2f CPU s  %6.0f MB RSS\n", e, r+1, m.Wall, m.CPU, float64(m.MaxRSS)/1024)
-				res[e].Reps = append(res[e].Reps, m)
-			}
-		}
-		summarise(res)
-		if o.verify && res["agora"] != nil && len(res["agora"].Reps) > 0 {
-			agoraOut := filepath.Join(o.work, "out", "agora", in.Dataset)
-			for _, e := range engines {
-				r := res[e]
-				if e == "agora" || e == "agora-same" || len(r.Reps) == 0 {
-					continue
-				}
-				v, err := verifyInChild(agoraOut, filepath.Join(o.work, "out", e), sortedKeys(r.Rows))
-				if err != nil {
-					return fmt.Errorf("verify %s: %w", e, err)
-				}
-				r.Values = v
-			}
-		}
-		if !o.keep {
-			os.RemoveAll(filepath.Join(o.work, "out"))
-		}
-		for _, e := range engines {
-			rep.Results = append(rep.Results, *res[e])
-		}
+		rep.Results = append(rep.Results, rs...)
 	}
 	writeMarkdown(stdout, rep)
 	writeGrowth(stdout, rep)
@@ -163,6 +144,57 @@ func compare(o options, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// timeSet times engines on one input set, taking turns within each
+// repetition so that load from other users of the machine hits all of
+// them alike, and returns their results (labelled dataset) in engine
+// order. configs holds agora's config per agora engine; table, when not
+// empty, is the one table of the DuckDB script DuckDB runs.
+func timeSet(o options, in inputs.Set, data string, inputMB float64, dataset string, engines []string, configs map[string]string, table string, stderr io.Writer) ([]result, error) {
+	res := map[string]*result{}
+	for _, e := range engines {
+		res[e] = &result{Dataset: dataset, Scale: in.Label(), Engine: e, InputMB: inputMB}
+	}
+	for r := 0; r < o.reps; r++ {
+		for _, e := range engines {
+			if res[e].Error != "" {
+				continue
+			}
+			out := filepath.Join(o.work, "out", e)
+			m, err := runEngine(o, e, in, data, out, configs[e], table)
+			if err != nil {
+				res[e].Error = firstLine(err.Error())
+				fmt.Fprintf(stderr, "   %-8s rep %d: FAILED: %v\n", e, r+1, err)
+				continue
+			}
+			fmt.Fprintf(stderr, "   %-8s rep %d: %6.2f s  %6.2f CPU s  %6.0f MB RSS\n", e, r+1, m.Wall, m.CPU, float64(m.MaxRSS)/1024)
+			res[e].Reps = append(res[e].Reps, m)
+		}
+	}
+	summarise(res)
+	if o.verify && res["agora"] != nil && len(res["agora"].Reps) > 0 {
+		agoraOut := filepath.Join(o.work, "out", "agora", in.Dataset)
+		for _, e := range engines {
+			r := res[e]
+			if e == "agora" || e == "agora-same" || len(r.Reps) == 0 {
+				continue
+			}
+			v, err := verifyInChild(agoraOut, filepath.Join(o.work, "out", e), sortedKeys(r.Rows))
+			if err != nil {
+				return nil, fmt.Errorf("verify %s: %w", e, err)
+			}
+			r.Values = v
+		}
+	}
+	if !o.keep {
+		os.RemoveAll(filepath.Join(o.work, "out"))
+	}
+	var out []result
+	for _, e := range engines {
+		out = append(out, *res[e])
+	}
+	return out, nil
 }
 
 func usesPython(engines []string) bool {

@@ -214,3 +214,91 @@ func TestEveryDatasetHasSQL(t *testing.T) {
 		}
 	}
 }
+
+func TestOnlyTable(t *testing.T) {
+	tables := []sqlTable{{Name: "a", SQL: "SELECT 1"}, {Name: "b", SQL: "SELECT 2"}}
+	got, err := onlyTable(tables, "b")
+	if err != nil || len(got) != 1 || got[0].SQL != "SELECT 2" {
+		t.Fatalf("onlyTable(b) = %+v, %v", got, err)
+	}
+	if _, err := onlyTable(tables, "c"); err == nil {
+		t.Error("onlyTable(c): no error for a table the script does not write")
+	}
+}
+
+func TestPerTableOptions(t *testing.T) {
+	repo := filepath.Join("..", "..", "..")
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		engines string // want, joined; "" for an error
+	}{
+		{"agora and DuckDB by default", []string{"--per-table"}, "agora,duckdb"},
+		{"DuckDB alone", []string{"--per-table", "--engines", "duckdb"}, "duckdb"},
+		{"polars cannot write one table", []string{"--per-table", "--engines", "agora,polars"}, ""},
+		{"every engine without it", nil, "agora,agora-same,duckdb,polars,pyarrow"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := parseOptions(append([]string{"--repo", repo}, tc.args...), new(bytes.Buffer))
+			if tc.engines == "" {
+				if err == nil {
+					t.Fatalf("no error, engines %v", o.engines)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(o.engines, ","); got != tc.engines {
+				t.Errorf("engines %s, want %s", got, tc.engines)
+			}
+		})
+	}
+}
+
+// TestQuickPerTable: --per-table times each table of the DuckDB script
+// alone, agora and DuckDB each writing just that table, with the same rows.
+func TestQuickPerTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds agora and runs it")
+	}
+	repo, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := sqlTables(filepath.Join(repo, "bench", "sql", datasets["habermas"].sql))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	args := []string{"--repo", repo, "--work", t.TempDir(), "--quick", "--sets", "habermas:0.02", "--per-table", "--verify"}
+	if code := run(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("compare exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	seen := map[string]int{}
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if !strings.HasPrefix(line, "| habermas.") {
+			continue
+		}
+		r := strings.Split(strings.Trim(line, "| "), " | ")
+		table := strings.TrimPrefix(r[0], "habermas.")
+		seen[table]++
+		if r[3] != "1/1" {
+			t.Errorf("%s %s: tables %q, want 1/1 (the one table alone)", r[0], r[2], r[3])
+		}
+		if r[12] != "ok" {
+			t.Errorf("%s %s: row check %q", r[0], r[2], r[12])
+		}
+		if r[2] == "duckdb" && r[13] != "equal" {
+			t.Errorf("%s: values %q", r[0], r[13])
+		}
+	}
+	for _, tb := range tables {
+		if seen[tb] != 2 {
+			t.Errorf("table %s: %d rows in the output, want 2 (agora and duckdb)\n%s", tb, seen[tb], stdout.String())
+		}
+	}
+	if len(seen) != len(tables) {
+		t.Errorf("tables in the output %v, want %v", seen, tables)
+	}
+}

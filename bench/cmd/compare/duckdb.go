@@ -43,6 +43,16 @@ func splitSQL(script, data, out string) ([]sqlTable, error) {
 	return tables, nil
 }
 
+// onlyTable keeps table name of a script's tables.
+func onlyTable(tables []sqlTable, name string) ([]sqlTable, error) {
+	for _, t := range tables {
+		if t.Name == name {
+			return []sqlTable{t}, nil
+		}
+	}
+	return nil, fmt.Errorf("no \"-- table: %s\" block", name)
+}
+
 // sqlPath escapes a path for a single-quoted SQL string.
 func sqlPath(p string) string { return strings.ReplaceAll(p, "'", "''") }
 
@@ -54,6 +64,7 @@ func runDuckDBChild(args []string, stdout io.Writer) error {
 	data := fs.String("data", "", "data root")
 	out := fs.String("out", "", "output folder")
 	threads := fs.Int("threads", 2, "DuckDB threads")
+	only := fs.String("table", "", "run only this table's statement")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -64,6 +75,11 @@ func runDuckDBChild(args []string, stdout io.Writer) error {
 	tables, err := splitSQL(string(script), *data, *out)
 	if err != nil {
 		return fmt.Errorf("%s: %w", *file, err)
+	}
+	if *only != "" {
+		if tables, err = onlyTable(tables, *only); err != nil {
+			return fmt.Errorf("%s: %w", *file, err)
+		}
 	}
 	db, err := sql.Open("duckdb", "")
 	if err != nil {

@@ -95,8 +95,9 @@ func childEnv(threads int) []string {
 
 // runEngine converts input set in (inputs under data) into out with one
 // engine and returns the measurement with the rows written per table;
-// config is agora's pipeline.yaml (pruned for agora-same).
-func runEngine(o options, engine string, in inputs.Set, data, out, config string) (measurement, error) {
+// config is agora's pipeline.yaml (pruned for agora-same, or to one table);
+// table, when not empty, is the one table of the DuckDB script to run.
+func runEngine(o options, engine string, in inputs.Set, data, out, config, table string) (measurement, error) {
 	if err := os.RemoveAll(out); err != nil {
 		return measurement{}, fmt.Errorf("clear %s: %w", out, err)
 	}
@@ -116,7 +117,7 @@ func runEngine(o options, engine string, in inputs.Set, data, out, config string
 		}
 		cmd = exec.Command(self, duckdbChild,
 			"--sql", filepath.Join(o.repo, "bench", "sql", datasets[in.Dataset].sql),
-			"--data", data, "--out", out, "--threads", strconv.Itoa(o.threads))
+			"--data", data, "--out", out, "--threads", strconv.Itoa(o.threads), "--table", table)
 	case "polars", "pyarrow":
 		cmd = exec.Command(o.python, filepath.Join(o.repo, "bench", "py", engine+"_convert.py"),
 			"--dataset", in.Dataset, "--data", data, "--out", out, "--threads", strconv.Itoa(o.threads))

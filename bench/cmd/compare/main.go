@@ -4,6 +4,11 @@
 //
 //	cd bench && go run ./cmd/compare --repo .. [--work DIR] [--sets crowdrag25:10,50;delidata:10;habermas:1]
 //	    [--engines agora,duckdb,polars,pyarrow] [--reps 3] [--threads 2] [--verify] [--quick]
+//	cd bench && go run ./cmd/compare --repo .. --sets habermas:10 --per-table
+//
+// With --per-table each table of a dataset's DuckDB script is timed on its
+// own, agora with pipeline.yaml pruned to that table and DuckDB with only
+// that table's statement, to show where the two part.
 //
 // Every engine runs as a child process (DuckDB by re-executing this binary
 // with a hidden subcommand), so the peak RSS reported is the child's. The
@@ -48,6 +53,9 @@ type options struct {
 	keep    bool
 	quick   bool
 	verify  bool
+	// perTable times each table of the DuckDB scripts alone (agora and
+	// DuckDB only).
+	perTable bool
 }
 
 // defaultSets is the set compared without --sets.
@@ -102,6 +110,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	keep := fs.Bool("keep", false, "keep each engine's last output under WORK/out")
 	verify := fs.Bool("verify", false, "after the last repetition, compare every table with agora's by value (DuckDB EXCEPT ALL)")
 	quick := fs.Bool("quick", false, "smoke test: tiny inputs ("+quickSets+") and one repetition unless --sets/--reps are given")
+	perTable := fs.Bool("per-table", false, "time each table of the DuckDB script alone: agora with pipeline.yaml pruned to it, DuckDB with its statement only (engines agora and duckdb)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: compare [flags]\n\n")
 		fs.PrintDefaults()
@@ -115,7 +124,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
-	o := options{reps: *reps, threads: *threads, build: !*noBuild, keep: *keep, quick: *quick, verify: *verify}
+	o := options{reps: *reps, threads: *threads, build: !*noBuild, keep: *keep, quick: *quick, verify: *verify, perTable: *perTable}
 	var err error
 	if o.repo, err = filepath.Abs(*repo); err != nil {
 		return options{}, fmt.Errorf("--repo: %w", err)
@@ -153,7 +162,11 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	if o.threads < 1 {
 		return options{}, fmt.Errorf("--threads must be at least 1, got %d", o.threads)
 	}
-	for _, e := range strings.Split(*engines, ",") {
+	engineList := *engines
+	if o.perTable && !set["engines"] {
+		engineList = "agora,duckdb"
+	}
+	for _, e := range strings.Split(engineList, ",") {
 		e = strings.TrimSpace(e)
 		if e == "" {
 			continue
@@ -165,6 +178,13 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	}
 	if len(o.engines) == 0 {
 		return options{}, errors.New("--engines: no engine given")
+	}
+	if o.perTable {
+		for _, e := range o.engines {
+			if e != "agora" && e != "duckdb" {
+				return options{}, fmt.Errorf("--per-table: engine %s cannot write one table alone (want agora, duckdb)", e)
+			}
+		}
 	}
 	return o, nil
 }
