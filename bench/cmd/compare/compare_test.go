@@ -139,13 +139,7 @@ func TestWriteGrowth(t *testing.T) {
 // TestQuickCompare runs the whole comparison on tiny inputs: every engine
 // row must be in the table with agora's row counts and parseable ratios.
 func TestQuickCompare(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds agora and runs it")
-	}
-	repo, err := filepath.Abs(filepath.Join("..", "..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := runRepo(t)
 	engines := "agora,agora-same,duckdb"
 	if _, err := os.Stat(filepath.Join(repo, ".venv", "bin", "python")); err == nil {
 		engines += ",polars,pyarrow"
@@ -256,9 +250,10 @@ func TestPerTableOptions(t *testing.T) {
 	}
 }
 
-// TestQuickPerTable: --per-table times each table of the DuckDB script
-// alone, agora and DuckDB each writing just that table, with the same rows.
-func TestQuickPerTable(t *testing.T) {
+// runRepo returns the repository's absolute path for a test that builds
+// agora and runs it, which -short skips.
+func runRepo(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds agora and runs it")
 	}
@@ -266,6 +261,13 @@ func TestQuickPerTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return repo
+}
+
+// TestQuickPerTable: --per-table times each table of the DuckDB script
+// alone, agora and DuckDB each writing just that table, with the same rows.
+func TestQuickPerTable(t *testing.T) {
+	repo := runRepo(t)
 	tables, err := sqlTables(filepath.Join(repo, "bench", "sql", datasets["habermas"].sql))
 	if err != nil {
 		t.Fatal(err)
