@@ -43,7 +43,8 @@ func splitSQL(script, data, out string) ([]sqlTable, error) {
 	return tables, nil
 }
 
-// onlyTable keeps table name of a script's tables.
+// onlyTable returns the table called name of a script's tables, or an
+// error when the script writes no such table.
 func onlyTable(tables []sqlTable, name string) ([]sqlTable, error) {
 	for _, t := range tables {
 		if t.Name == name {
