@@ -31,9 +31,9 @@ const gcWindow = 4
 // used over the last interval, or more than gcSteady over the last
 // gcWindow intervals (see limitWatch): the live data does not fit under
 // the limit, and holding to it would only burn CPU (the runtime lets the
-// collector take up to half). Marking on processors that had nothing else to run
-// (idle mark workers) is not counted, as runtime/metrics advises: it takes
-// no CPU from the pipeline. Resident memory thus stays near the limit when
+// collector take up to half). Marking on processors that had nothing
+// else to run (idle mark workers) is not counted, as runtime/metrics
+// advises: it takes no CPU from the pipeline. Resident memory thus stays near the limit when
 // the live data fits, and follows the live data when it does not. raised,
 // when not nil, is called with each new limit and the share that caused
 // it. The returned function stops the watcher and gives the runtime back

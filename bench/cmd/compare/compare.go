@@ -84,19 +84,21 @@ func compare(o options, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "== %s ×%s: %.1f MB of input\n", in.Dataset, in.Label(), float64(size)/1e6)
+		inputMB := float64(size) / 1e6
+		fmt.Fprintf(stderr, "== %s ×%s: %.1f MB of input\n", in.Dataset, in.Label(), inputMB)
+		// The tables the DuckDB script writes: agora-same's, and --per-table's.
+		tables, err := sqlTables(filepath.Join(o.repo, "bench", "sql", datasets[in.Dataset].sql))
+		if err != nil {
+			return err
+		}
 		if o.perTable {
-			tables, err := sqlTables(filepath.Join(o.repo, "bench", "sql", datasets[in.Dataset].sql))
-			if err != nil {
-				return err
-			}
 			for _, t := range tables {
 				cfg := filepath.Join(o.work, "config", "pipeline-"+in.Dataset+"-"+t+".yaml")
 				if _, err := subsetConfig(filepath.Join(o.repo, "pipeline.yaml"), cfg, in.Dataset, []string{t}); err != nil {
 					return err
 				}
 				fmt.Fprintf(stderr, "-- table %s\n", t)
-				rs, err := timeSet(o, in, data, float64(size)/1e6, in.Dataset+"."+t, o.engines, map[string]string{"agora": cfg}, t, stderr)
+				rs, err := timeSet(o, in, data, inputMB, in.Dataset+"."+t, o.engines, map[string]string{"agora": cfg}, t, stderr)
 				if err != nil {
 					return err
 				}
@@ -108,10 +110,6 @@ func compare(o options, stdout, stderr io.Writer) error {
 		engines := o.engines
 		if contains(engines, "agora-same") {
 			same := filepath.Join(o.work, "config", "pipeline-"+in.Dataset+"-same.yaml")
-			tables, err := sqlTables(filepath.Join(o.repo, "bench", "sql", datasets[in.Dataset].sql))
-			if err != nil {
-				return err
-			}
 			all, err := subsetConfig(configs["agora"], same, in.Dataset, tables)
 			if err != nil {
 				return err
@@ -121,7 +119,7 @@ func compare(o options, stdout, stderr io.Writer) error {
 				engines = without(engines, "agora-same") // the same run as agora
 			}
 		}
-		rs, err := timeSet(o, in, data, float64(size)/1e6, in.Dataset, engines, configs, "", stderr)
+		rs, err := timeSet(o, in, data, inputMB, in.Dataset, engines, configs, "", stderr)
 		if err != nil {
 			return err
 		}
