@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -146,8 +147,8 @@ func compare(o options, stdout, stderr io.Writer) error {
 
 // timeSet times engines on one input set, taking turns within each
 // repetition so that load from other users of the machine hits all of
-// them alike, and returns their results (labelled dataset) in engine
-// order. configs holds agora's config per agora engine; table, when not
+// them alike (in turnOrder's order), and returns their results (labelled
+// dataset) in engine order. configs holds agora's config per agora engine; table, when not
 // empty, is the one table of the DuckDB script DuckDB runs.
 func timeSet(o options, in inputs.Set, data string, inputMB float64, dataset string, engines []string, configs map[string]string, table string, stderr io.Writer) ([]result, error) {
 	res := map[string]*result{}
@@ -155,7 +156,7 @@ func timeSet(o options, in inputs.Set, data string, inputMB float64, dataset str
 		res[e] = &result{Dataset: dataset, Scale: in.Label(), Engine: e, InputMB: inputMB}
 	}
 	for r := 0; r < o.reps; r++ {
-		for _, e := range engines {
+		for _, e := range turnOrder(engines, r) {
 			if res[e].Error != "" {
 				continue
 			}
@@ -310,6 +311,22 @@ func summarise(res map[string]*result) {
 			r.RowCheck = "WARNING " + strings.Join(diffs, "; ")
 		}
 	}
+}
+
+// turnOrder is the order engines take turns in repetition r (from 0):
+// as given in even repetitions, reversed in odd ones, so that no engine
+// always runs right after the same other one. What ran just before
+// moves a run on this machine: agora at CrowdRAG-25 10× took 1.74 s
+// right after the pyarrow script against 1.61 after the polars script
+// and 1.62 after itself, at the same CPU time (3.09, 3.05 and 3.06 s,
+// means of 4), and in the given order agora always follows pyarrow.
+func turnOrder(engines []string, r int) []string {
+	if r%2 == 0 {
+		return engines
+	}
+	rev := slices.Clone(engines)
+	slices.Reverse(rev)
+	return rev
 }
 
 // pairedRatio is the median of a's wall time over b's, repetition by

@@ -250,6 +250,28 @@ func TestPerTableOptions(t *testing.T) {
 	}
 }
 
+// TestTurnOrder: engines take turns as given in even repetitions and
+// reversed in odd ones, and the caller's list is left as it was.
+func TestTurnOrder(t *testing.T) {
+	engines := []string{"agora", "duckdb", "polars", "pyarrow"}
+	for _, tc := range []struct {
+		rep  int
+		want string
+	}{
+		{0, "agora,duckdb,polars,pyarrow"},
+		{1, "pyarrow,polars,duckdb,agora"},
+		{2, "agora,duckdb,polars,pyarrow"},
+		{5, "pyarrow,polars,duckdb,agora"},
+	} {
+		if got := strings.Join(turnOrder(engines, tc.rep), ","); got != tc.want {
+			t.Errorf("repetition %d: %s, want %s", tc.rep, got, tc.want)
+		}
+	}
+	if got := strings.Join(engines, ","); got != "agora,duckdb,polars,pyarrow" {
+		t.Errorf("engines changed to %s", got)
+	}
+}
+
 // runRepo returns the repository's absolute path for a test that builds
 // agora and runs it, which -short skips.
 func runRepo(t *testing.T) string {
