@@ -146,10 +146,11 @@ func compare(o options, stdout, stderr io.Writer) error {
 }
 
 // timeSet times engines on one input set, taking turns within each
-// repetition so that load from other users of the machine hits all of
-// them alike (in turnOrder's order), and returns their results (labelled
-// dataset) in engine order. configs holds agora's config per agora engine; table, when not
-// empty, is the one table of the DuckDB script DuckDB runs.
+// repetition (in turnOrder's order) so that load from other users of the
+// machine hits all of them alike, and returns their results (labelled
+// dataset) in engine order. configs holds agora's config per agora
+// engine; table, when not empty, is the one table of the DuckDB script
+// DuckDB runs.
 func timeSet(o options, in inputs.Set, data string, inputMB float64, dataset string, engines []string, configs map[string]string, table string, stderr io.Writer) ([]result, error) {
 	res := map[string]*result{}
 	for _, e := range engines {
