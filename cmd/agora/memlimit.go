@@ -33,11 +33,11 @@ const gcWindow = 4
 // the limit, and holding to it would only burn CPU (the runtime lets the
 // collector take up to half). Marking on processors that had nothing
 // else to run (idle mark workers) is not counted, as runtime/metrics
-// advises: it takes no CPU from the pipeline. Resident memory thus stays near the limit when
-// the live data fits, and follows the live data when it does not. raised,
-// when not nil, is called with each new limit and the share that caused
-// it. The returned function stops the watcher and gives the runtime back
-// its old limit.
+// advises: it takes no CPU from the pipeline. Resident memory thus stays
+// near the limit when the live data fits, and follows the live data when
+// it does not. raised, when not nil, is called with each new limit and
+// the share that caused it. The returned function stops the watcher and
+// gives the runtime back its old limit.
 func adaptiveMemoryLimit(limit int64, every time.Duration, raised func(limit int64, share float64)) (stop func()) {
 	old := debug.SetMemoryLimit(limit)
 	done := make(chan struct{})
