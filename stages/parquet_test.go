@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -319,5 +321,61 @@ func TestParquetBatchesBoundedWhenFirstRowsAreShort(t *testing.T) {
 	}
 	if n != rows {
 		t.Fatalf("read %d rows, want %d", n, rows)
+	}
+}
+
+// TestParquetWideRowsBatchFloor reads a file whose rows (64 KiB) are each
+// larger than BatchBytes/minBatchRows: batches hold minBatchRows rows
+// (not fewer, for the per-batch work) and no more than about twice
+// BatchBytes (for the memory of the batches in flight), every row in
+// order.
+func TestParquetWideRowsBatchFloor(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const rows, width, batchBytes = 5*minBatchRows + 3, 64 << 10, 1 << 20 // 16 rows would make batchBytes
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "text", Type: arrow.BinaryTypes.String},
+	}, nil)
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer rb.Release()
+	for i := 0; i < rows; i++ {
+		rb.Field(0).(*array.Int64Builder).Append(int64(i))
+		rb.Field(1).(*array.StringBuilder).Append(strings.Repeat(strconv.Itoa(i%10), width))
+	}
+	b := rb.NewRecordBatch()
+	defer b.Release()
+	p := writeParquetFile(t, "wide.parquet", b, parquet.NewWriterProperties(parquet.WithDictionaryDefault(false)), pqarrow.DefaultWriterProps())
+
+	s := &ParquetFile{Path: p, Name: "wide.parquet", BatchRows: 1024, BatchBytes: batchBytes, Mem: mem, Columns: []ParquetColumn{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "text", Type: arrow.BinaryTypes.String},
+	}}
+	var next int64
+	var counts []int
+	err := s.Chunks(t.Context(), func(c pipeline.Chunk) error {
+		defer c.Batch.Release()
+		counts = append(counts, int(c.Batch.NumRows()))
+		if n := arrowx.BatchBytes(c.Batch); n > batchBytes*9/4 {
+			t.Errorf("a batch of %d rows holds %d bytes, want at most about twice %d", c.Batch.NumRows(), n, batchBytes)
+		}
+		ids := c.Batch.Column(0).(*array.Int64)
+		for i := 0; i < ids.Len(); i++ {
+			if ids.Value(i) != next {
+				return fmt.Errorf("row %d has id %d", next, ids.Value(i))
+			}
+			next++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next != rows {
+		t.Fatalf("read %d rows, want %d", next, rows)
+	}
+	want := []int{minBatchRows, minBatchRows, minBatchRows, minBatchRows, minBatchRows, 3}
+	if !slices.Equal(counts, want) {
+		t.Errorf("batches of %v rows, want %v", counts, want)
 	}
 }
