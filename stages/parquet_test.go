@@ -379,3 +379,102 @@ func TestParquetWideRowsBatchFloor(t *testing.T) {
 		t.Errorf("batches of %v rows, want %v", counts, want)
 	}
 }
+
+// TestParquetFooterParts reads files whose footer is larger than
+// footerPartBytes (made small here), read in parts: every row once, in
+// order, numbered from 1 across the parts, with its list column intact,
+// and nothing left allocated. The cases make parts of one row group, of
+// several with a short last one, and a footer just under the bound (one
+// part).
+func TestParquetFooterParts(t *testing.T) {
+	saved := footerPartBytes
+	defer func() { footerPartBytes = saved }()
+	for _, tc := range []struct {
+		name      string
+		rowGroups int
+		partBytes func(footer int) int
+		per       int // row groups a part
+	}{
+		{"a row group a part", 20, func(f int) int { return f / 40 }, 1},
+		{"a short last part", 47, func(f int) int { return f / 10 }, 4}, // 47 row groups in parts of 4.7 footer bytes' worth
+		{"one part", 20, func(f int) int { return f }, 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			const perGroup = 50
+			rows := tc.rowGroups * perGroup
+			schema := arrow.NewSchema([]arrow.Field{
+				{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+				{Name: "tags", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
+			}, nil)
+			rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+			defer rb.Release()
+			for i := 0; i < rows; i++ {
+				rb.Field(0).(*array.Int64Builder).Append(int64(i))
+				lb := rb.Field(1).(*array.ListBuilder)
+				lb.Append(true)
+				for j := 0; j < i%3; j++ {
+					lb.ValueBuilder().(*array.StringBuilder).Append(strconv.Itoa(i))
+				}
+			}
+			b := rb.NewRecordBatch()
+			defer b.Release()
+			p := writeParquetFile(t, "many.parquet", b, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(perGroup)), pqarrow.DefaultWriterProps())
+			r, err := file.OpenParquetFile(p, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			footer := r.MetaData().Size()
+			r.Close()
+			footerPartBytes = tc.partBytes(footer)
+
+			s := &ParquetFile{Path: p, Name: "many.parquet", BatchRows: 64, Mem: mem, Columns: []ParquetColumn{
+				{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+				{Name: "tags", Type: mustType(t, "list<string>")},
+			}}
+			var next int64
+			var batches int
+			err = s.Chunks(t.Context(), func(c pipeline.Chunk) error {
+				defer c.Batch.Release()
+				batches++
+				if c.Line != next+1 {
+					return fmt.Errorf("a batch starting at row %d says line %d", next+1, c.Line)
+				}
+				ids := c.Batch.Column(0).(*array.Int64)
+				tags := c.Batch.Column(1).(*array.List)
+				vals := tags.ListValues().(*array.String)
+				for i := 0; i < ids.Len(); i++ {
+					if ids.Value(i) != next {
+						return fmt.Errorf("row %d has id %d", next, ids.Value(i))
+					}
+					lo, hi := tags.ValueOffsets(i)
+					if int(hi-lo) != int(next%3) {
+						return fmt.Errorf("row %d has %d tags, want %d", next, hi-lo, next%3)
+					}
+					for j := lo; j < hi; j++ {
+						if vals.Value(int(j)) != strconv.FormatInt(next, 10) {
+							return fmt.Errorf("row %d has tag %q", next, vals.Value(int(j)))
+						}
+					}
+					next++
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if next != int64(rows) {
+				t.Fatalf("read %d rows, want %d", next, rows)
+			}
+			// Batches of 64 rows, cut at the end of each part.
+			want := 0
+			for g := 0; g < tc.rowGroups; g += tc.per {
+				want += (min(tc.per, tc.rowGroups-g)*perGroup + 63) / 64
+			}
+			if batches != want {
+				t.Errorf("%d batches, want %d (parts of %d row groups)", batches, want, tc.per)
+			}
+		})
+	}
+}
