@@ -13,7 +13,7 @@ import (
 
 // UniqueMemKeys is how many keys a key set (of a unique rule or an
 // occurrence derivation) keeps in a Go map (about 28 bytes a key) before
-// it moves them to a sorted run file on disk (in SpillDir), keeping 4
+// it moves them to a sorted run file on disk (in SpillDir), keeping 2
 // bytes a key in memory. A variable so that tests can make it small.
 //
 // 2¹⁸ (about 7 MB of map) rather than a million (30 MB): CrowdRAG-25's
@@ -48,12 +48,14 @@ const wideLine = math.MaxUint32
 // merge drops the older entry (the newer wins, in lookups too), so with
 // set a key may be in as many runs as there are.
 //
-// Of a run, only each entry's first word stays in memory (prefix, in the
-// run's order) with a directory of where each value of its top 16 bits
-// starts, so a lookup reads a run's file only when a first word matches:
-// about once in 2³² / run entries lookups for a new key, and for every
-// duplicate. Memory is thus about 28 × UniqueMemKeys + 4 bytes per entry
-// spilled, plus 256 KiB of directory per run.
+// Of a run, only the low 16 bits of each entry's first word stay in
+// memory (low, in the run's order), with a directory of where each value
+// of the top 16 bits starts: together they are the first word, so a
+// lookup reads a run's file only when a first word matches, about once in
+// 2³² / run entries lookups for a new key, and for every duplicate.
+// Memory is thus about 28 × UniqueMemKeys + 2 bytes per entry spilled,
+// plus 256 KiB of directory per run. (The whole first word took 4 bytes
+// an entry for the same lookups: at Habermas 50× rows, millions of keys.)
 //
 // A keySet is used by one goroutine at a time.
 type keySet struct {
@@ -67,8 +69,8 @@ type keySet struct {
 // keyRun is a sorted run file of keys and the part of it kept in memory.
 type keyRun struct {
 	f      *os.File
-	prefix []uint32 // the keys' first words, ascending
-	dir    []uint32 // dir[t] is the first index of prefix with top 16 bits ≥ t; 65537 entries
+	low    []uint16 // the low 16 bits of the keys' first words, in the run's order
+	dir    []uint32 // dir[t] is the index of the first key whose first word's top 16 bits are ≥ t; 65537 entries
 	spills int      // how many spills the run holds
 }
 
@@ -119,11 +121,12 @@ func (s *keySet) set(k keyHash, v int64) error {
 
 // find looks k up in the run file, reading an entry into buf.
 func (r *keyRun) find(k keyHash, buf *[keyEntryBytes]byte) (uint32, bool, error) {
-	top := k[0] >> 16
+	top, want := k[0]>>16, uint16(k[0])
 	lo, hi := int(r.dir[top]), int(r.dir[top+1])
-	i, _ := slices.BinarySearch(r.prefix[lo:hi], k[0])
+	// Within a top's keys, sorted by first word, the low bits ascend.
+	i, _ := slices.BinarySearch(r.low[lo:hi], want)
 	i += lo
-	for ; i < hi && r.prefix[i] == k[0]; i++ {
+	for ; i < hi && r.low[i] == want; i++ {
 		if _, err := r.f.ReadAt(buf[:], int64(i)*keyEntryBytes); err != nil {
 			return 0, false, fmt.Errorf("key file %s: %w", r.f.Name(), err)
 		}
@@ -226,7 +229,7 @@ func (s *keySet) spill() error {
 	clear(s.mem)
 	for n := len(s.runs); n >= 2 && s.runs[n-1].spills >= s.runs[n-2].spills; n = len(s.runs) {
 		a, b := s.runs[n-2], s.runs[n-1]
-		total := len(a.prefix) + len(b.prefix)
+		total := len(a.low) + len(b.low)
 		if int64(total) > maxRunKeys {
 			return fmt.Errorf("key file: more than %d keys", int64(maxRunKeys))
 		}
@@ -266,7 +269,7 @@ type fileEntries struct {
 }
 
 func (r *keyRun) entries() *fileEntries {
-	size := int64(len(r.prefix)) * keyEntryBytes
+	size := int64(len(r.low)) * keyEntryBytes
 	return &fileEntries{r: bufio.NewReaderSize(io.NewSectionReader(r.f, 0, size), ioBufBytes(size))}
 }
 
@@ -297,10 +300,14 @@ func writeRun(n int, a, b entrySource) (*keyRun, error) {
 		return nil, fmt.Errorf("key file %s: %w", f.Name(), err)
 	}
 	w := bufio.NewWriterSize(f, ioBufBytes(int64(n)*keyEntryBytes))
-	r := &keyRun{f: f, prefix: make([]uint32, 0, n), dir: make([]uint32, 1<<16+1)}
+	r := &keyRun{f: f, low: make([]uint16, 0, n), dir: make([]uint32, 1<<16+1)}
 	buf := make([]byte, 0, keyEntryBytes)
+	t := 0 // the directory is filled up to top t
 	emit := func(e keyEntry) error {
-		r.prefix = append(r.prefix, e.key[0])
+		for top := int(e.key[0] >> 16); t <= top; t++ {
+			r.dir[t] = uint32(len(r.low))
+		}
+		r.low = append(r.low, uint16(e.key[0]))
 		_, err := w.Write(appendKeyEntry(buf[:0], e))
 		return err
 	}
@@ -339,14 +346,8 @@ func writeRun(n int, a, b entrySource) (*keyRun, error) {
 	if err := w.Flush(); err != nil {
 		return fail(err)
 	}
-	t := 0
-	for i, p := range r.prefix {
-		for ; t <= int(p>>16); t++ {
-			r.dir[t] = uint32(i)
-		}
-	}
 	for ; t < len(r.dir); t++ {
-		r.dir[t] = uint32(len(r.prefix))
+		r.dir[t] = uint32(len(r.low))
 	}
 	return r, nil
 }

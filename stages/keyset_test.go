@@ -22,10 +22,15 @@ func TestKeySetMatchesAMap(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, uint64(memKeys)))
 			// A pool of keys to draw from, so that about a third of the
 			// draws repeat a key; every fourth shares its first word (and
-			// so its top 16 bits) with another.
+			// so its top 16 bits) with another, and the one after it only
+			// the low 16 bits (kept in memory; the top ones are the
+			// directory's).
 			pool := keyPool(r, 600)
 			for i := 3; i < len(pool); i += 4 {
 				pool[i][0] = pool[i-1][0]
+				if i+1 < len(pool) {
+					pool[i+1][0] = pool[i+1][0]&^0xffff | pool[i][0]&0xffff
+				}
 			}
 			pool[5][0], pool[6][0] = 0, math32 // the ends of the directory
 			s := newKeySet()
@@ -86,7 +91,7 @@ func checkRunSpills(t *testing.T, s *keySet) int {
 func spilled(s *keySet) int {
 	n := 0
 	for _, r := range s.runs {
-		n += len(r.prefix)
+		n += len(r.low)
 	}
 	return n
 }
@@ -213,8 +218,8 @@ func TestKeySetSetMatchesAMap(t *testing.T) {
 			}
 			// A merge keeps one entry of a key set again.
 			for i, run := range s.runs {
-				if len(run.prefix) > len(model) {
-					t.Errorf("run %d holds %d entries for %d keys", i, len(run.prefix), len(model))
+				if len(run.low) > len(model) {
+					t.Errorf("run %d holds %d entries for %d keys", i, len(run.low), len(model))
 				}
 			}
 			checkRunSpills(t, s)
