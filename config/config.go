@@ -133,6 +133,14 @@ type Dataset struct {
 	// where it puts them under the data root. It does not shape the
 	// output, so it is not part of the config hash.
 	Fetch []*FetchFile `yaml:"fetch" json:"-"`
+	// InputsAtOnce is how many of the dataset's inputs (each read once for
+	// all the tables that read it) are converted at the same time: 0 (the
+	// default) as many as workers, 1 one after another. Inputs converted
+	// together add up their memory; together they keep the cores busy
+	// when one input alone cannot (a gzipped JSON file is inflated on one
+	// core), and gain nothing when it can. It does not shape the output,
+	// so it is not part of the config hash.
+	InputsAtOnce int `yaml:"inputs_at_once" json:"-"`
 
 	inputOrder []string
 	tableOrder []string

@@ -88,6 +88,11 @@ func TestLoadBad(t *testing.T) {
 			want: []string{"shared_snappy.bad.yaml:17: datasets.d.tables.t.writer.shared_pages: invalid value: works with zstd only"},
 			is:   ErrInvalid,
 		},
+		{
+			file: "inputs_at_once.bad.yaml",
+			want: []string{"inputs_at_once.bad.yaml:4: datasets.d.inputs_at_once: invalid value: must be 0 (as many as workers) or more, got -1"},
+			is:   ErrInvalid,
+		},
 		{file: "syntax.bad.yaml", want: []string{"syntax.bad.yaml:", "invalid yaml"}, is: ErrSyntax},
 		{file: "wrong_type.bad.yaml", want: []string{"wrong_type.bad.yaml:2: workers: wrong type"}, is: ErrType},
 	}

@@ -138,6 +138,9 @@ func (c *Config) validateDataset(id string, d *Dataset, add addFunc) {
 	if len(d.Tables) == 0 {
 		add(p+".tables", ErrRequired, "declare at least one table")
 	}
+	if d.InputsAtOnce < 0 {
+		add(p+".inputs_at_once", ErrInvalid, "must be 0 (as many as workers) or more, got %d", d.InputsAtOnce)
+	}
 	for name, vals := range d.Vars {
 		if len(vals) == 0 {
 			add(p+".vars."+name, ErrRequired, "a var needs at least one value")

@@ -8,12 +8,14 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"go.uber.org/goleak"
 
+	"github.com/agora-etl/agora/config"
 	"github.com/agora-etl/agora/internal/mempool"
 	"github.com/agora-etl/agora/stages"
 )
@@ -349,4 +351,58 @@ func TestPoolsKeepOutput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGroupsAtOnce checks how many inputs of a dataset are converted at
+// once for its inputs_at_once and the workers.
+func TestGroupsAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		inputsAtOnce, workers int
+		want                  int
+	}{
+		{"default: as many as workers", 0, 4, 4},
+		{"one after another", 1, 4, 1},
+		{"fewer than workers", 2, 4, 2},
+		{"never more than workers", 8, 2, 2},
+		{"serial run", 0, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &config.Dataset{InputsAtOnce: tc.inputsAtOnce}
+			if got := groupsAtOnce(d, tc.workers); got != tc.want {
+				t.Errorf("groupsAtOnce(inputs_at_once %d, workers %d) = %d, want %d", tc.inputsAtOnce, tc.workers, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestOutputIndependentOfInputsAtOnce runs the shipped pipeline with
+// every dataset's inputs converted one after another and compares the
+// release, manifests included, with the shipped config's (where some
+// datasets convert theirs together) at --workers 4:
+// the order of inputs changes no byte, and inputs_at_once is not part of
+// the config hash.
+func TestOutputIndependentOfInputsAtOnce(t *testing.T) {
+	src, err := os.ReadFile("../../pipeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial := regexp.MustCompile(`(?m)^    inputs_at_once: [0-9]+\n`).ReplaceAll(src, nil)
+	serial = regexp.MustCompile(`(?m)^  ([a-z0-9_]+):\n`).ReplaceAll(serial, []byte("  $1:\n    inputs_at_once: 1\n"))
+	if n := strings.Count(string(serial), "inputs_at_once: 1"); n < 3 {
+		t.Fatalf("set inputs_at_once on %d datasets, want every one (3 or more)", n)
+	}
+	cfg := filepath.Join(t.TempDir(), "pipeline.yaml")
+	if err := os.WriteFile(cfg, serial, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var trees []map[string]string
+	for _, c := range []string{"../../pipeline.yaml", cfg} {
+		out := t.TempDir()
+		if code, so, se := agora(t, "run", "--config", c, "--data", "../../testdata", "--out", out, "--workers", "4"); code != 0 {
+			t.Fatalf("%s: exit %d\n%s%s", c, code, so, se)
+		}
+		trees = append(trees, treeDigest(t, out))
+	}
+	sameTrees(t, trees[0], trees[1], "the shipped inputs_at_once and 1 everywhere")
 }

@@ -345,7 +345,7 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	}
 
 	// Tables that read the same input share one decode of it: they run
-	// together, as a group, and at most `workers` groups run at once.
+	// together, as a group, and at most groupsAtOnce groups run at once.
 	results := make([]*TableResult, len(d.TableNames()))
 	var groups [][]int
 	byInput := map[string]int{}
@@ -359,7 +359,7 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 		groups = append(groups, []int{i})
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
+	g.SetLimit(groupsAtOnce(d, workers))
 	for _, group := range groups {
 		g.Go(func() error {
 			return runGroup(gctx, cfg, id, d, group, built, trackers, results, root, workers, sinkMem, opts.FS)
@@ -404,6 +404,16 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	res.Target = rel.Target()
 	res.Duration = time.Since(start)
 	return res, nil
+}
+
+// groupsAtOnce is how many of d's inputs, each with the tables reading it,
+// are converted at the same time: the dataset's inputs_at_once, at most
+// workers; workers when it is 0.
+func groupsAtOnce(d *config.Dataset, workers int) int {
+	if d.InputsAtOnce > 0 {
+		return min(d.InputsAtOnce, workers)
+	}
+	return workers
 }
 
 // runGroup runs the tables (indexes into d.TableNames()) that read one
