@@ -165,17 +165,7 @@ func TestParquetBatchesFollowDecodedSize(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	const rows, width = 20000, 2000 // 40 MB of text decoded, 40 KB stored
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "text", Type: arrow.BinaryTypes.String},
-	}, nil)
-	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer rb.Release()
-	for i := 0; i < rows; i++ {
-		rb.Field(0).(*array.Int64Builder).Append(int64(i))
-		rb.Field(1).(*array.StringBuilder).Append(strings.Repeat(string(rune('a'+i%20)), width))
-	}
-	b := rb.NewRecordBatch()
+	b := idTextBatch(rows, func(i int) string { return strings.Repeat(string(rune('a'+i%20)), width) })
 	defer b.Release()
 	p := writeParquetFile(t, "dict.parquet", b, parquet.NewWriterProperties(parquet.WithDictionaryDefault(true), parquet.WithMaxRowGroupLength(rows/2)), pqarrow.DefaultWriterProps())
 
@@ -184,23 +174,11 @@ func TestParquetBatchesFollowDecodedSize(t *testing.T) {
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "text", Type: arrow.BinaryTypes.String},
 	}}
-	var next int64
 	var sizes []int64
-	err := s.Chunks(t.Context(), func(c pipeline.Chunk) error {
-		defer c.Batch.Release()
+	next := readInOrder(t, s, func(c pipeline.Chunk, _ int64) error {
 		sizes = append(sizes, arrowx.BatchBytes(c.Batch))
-		ids := c.Batch.Column(0).(*array.Int64)
-		for i := 0; i < ids.Len(); i++ {
-			if ids.Value(i) != next {
-				return fmt.Errorf("row %d has id %d", next, ids.Value(i))
-			}
-			next++
-		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if next != rows {
 		t.Fatalf("read %d rows, want %d", next, rows)
 	}
@@ -333,17 +311,7 @@ func TestParquetWideRowsBatchFloor(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	const rows, width, batchBytes = 5*minBatchRows + 3, 64 << 10, 1 << 20 // 16 rows would make batchBytes
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "text", Type: arrow.BinaryTypes.String},
-	}, nil)
-	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer rb.Release()
-	for i := 0; i < rows; i++ {
-		rb.Field(0).(*array.Int64Builder).Append(int64(i))
-		rb.Field(1).(*array.StringBuilder).Append(strings.Repeat(strconv.Itoa(i%10), width))
-	}
-	b := rb.NewRecordBatch()
+	b := idTextBatch(rows, func(i int) string { return strings.Repeat(strconv.Itoa(i%10), width) })
 	defer b.Release()
 	p := writeParquetFile(t, "wide.parquet", b, parquet.NewWriterProperties(parquet.WithDictionaryDefault(false)), pqarrow.DefaultWriterProps())
 
@@ -351,26 +319,14 @@ func TestParquetWideRowsBatchFloor(t *testing.T) {
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "text", Type: arrow.BinaryTypes.String},
 	}}
-	var next int64
 	var counts []int
-	err := s.Chunks(t.Context(), func(c pipeline.Chunk) error {
-		defer c.Batch.Release()
+	next := readInOrder(t, s, func(c pipeline.Chunk, _ int64) error {
 		counts = append(counts, int(c.Batch.NumRows()))
 		if n := arrowx.BatchBytes(c.Batch); n > batchBytes*9/4 {
 			t.Errorf("a batch of %d rows holds %d bytes, want at most about twice %d", c.Batch.NumRows(), n, batchBytes)
 		}
-		ids := c.Batch.Column(0).(*array.Int64)
-		for i := 0; i < ids.Len(); i++ {
-			if ids.Value(i) != next {
-				return fmt.Errorf("row %d has id %d", next, ids.Value(i))
-			}
-			next++
-		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if next != rows {
 		t.Fatalf("read %d rows, want %d", next, rows)
 	}
@@ -433,37 +389,28 @@ func TestParquetFooterParts(t *testing.T) {
 				{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 				{Name: "tags", Type: mustType(t, "list<string>")},
 			}}
-			var next int64
 			var batches int
-			err = s.Chunks(t.Context(), func(c pipeline.Chunk) error {
-				defer c.Batch.Release()
+			next := readInOrder(t, s, func(c pipeline.Chunk, first int64) error {
 				batches++
-				if c.Line != next+1 {
-					return fmt.Errorf("a batch starting at row %d says line %d", next+1, c.Line)
+				if c.Line != first+1 {
+					return fmt.Errorf("a batch starting at row %d says line %d", first+1, c.Line)
 				}
-				ids := c.Batch.Column(0).(*array.Int64)
 				tags := c.Batch.Column(1).(*array.List)
 				vals := tags.ListValues().(*array.String)
-				for i := 0; i < ids.Len(); i++ {
-					if ids.Value(i) != next {
-						return fmt.Errorf("row %d has id %d", next, ids.Value(i))
-					}
+				for i := 0; i < tags.Len(); i++ {
+					row := first + int64(i)
 					lo, hi := tags.ValueOffsets(i)
-					if int(hi-lo) != int(next%3) {
-						return fmt.Errorf("row %d has %d tags, want %d", next, hi-lo, next%3)
+					if int(hi-lo) != int(row%3) {
+						return fmt.Errorf("row %d has %d tags, want %d", row, hi-lo, row%3)
 					}
 					for j := lo; j < hi; j++ {
-						if vals.Value(int(j)) != strconv.FormatInt(next, 10) {
-							return fmt.Errorf("row %d has tag %q", next, vals.Value(int(j)))
+						if vals.Value(int(j)) != strconv.FormatInt(row, 10) {
+							return fmt.Errorf("row %d has tag %q", row, vals.Value(int(j)))
 						}
 					}
-					next++
 				}
 				return nil
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
 			if next != int64(rows) {
 				t.Fatalf("read %d rows, want %d", next, rows)
 			}
@@ -477,4 +424,47 @@ func TestParquetFooterParts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readInOrder reads s's batches, calls each with every batch and the row
+// it starts at (an error from each stops the read and fails the test),
+// checks that column 0 holds the ids 0, 1, 2, ... in order, and returns
+// how many rows were read.
+func readInOrder(t *testing.T, s *ParquetFile, each func(c pipeline.Chunk, first int64) error) int64 {
+	t.Helper()
+	var next int64
+	err := s.Chunks(t.Context(), func(c pipeline.Chunk) error {
+		defer c.Batch.Release()
+		if err := each(c, next); err != nil {
+			return err
+		}
+		ids := c.Batch.Column(0).(*array.Int64)
+		for i := 0; i < ids.Len(); i++ {
+			if ids.Value(i) != next {
+				return fmt.Errorf("row %d has id %d", next, ids.Value(i))
+			}
+			next++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return next
+}
+
+// idTextBatch makes a batch of rows rows: id (0, 1, 2, ...) and text
+// (text(i) for row i). The caller releases it.
+func idTextBatch(rows int, text func(i int) string) arrow.RecordBatch {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "text", Type: arrow.BinaryTypes.String},
+	}, nil)
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer rb.Release()
+	for i := 0; i < rows; i++ {
+		rb.Field(0).(*array.Int64Builder).Append(int64(i))
+		rb.Field(1).(*array.StringBuilder).Append(text(i))
+	}
+	return rb.NewRecordBatch()
 }
