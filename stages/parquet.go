@@ -114,6 +114,12 @@ func (s *ParquetFile) readProps() *parquet.ReaderProperties {
 	return props
 }
 
+// arrowProps are pqarrow's read properties for batches of batch rows:
+// binary data is reserved ahead from the row group's sizes.
+func (s *ParquetFile) arrowProps(batch int64) pqarrow.ArrowReadProperties {
+	return pqarrow.ArrowReadProperties{BatchSize: batch, PreAllocBinaryData: true}
+}
+
 // open opens the file and returns its reader and Arrow schema; the caller
 // closes the reader's file.
 func (s *ParquetFile) open() (*pqarrow.FileReader, *arrow.Schema, error) {
@@ -124,7 +130,7 @@ func (s *ParquetFile) open() (*pqarrow.FileReader, *arrow.Schema, error) {
 	if err != nil {
 		return nil, nil, &DecodeError{File: s.Name, Err: fmt.Errorf("%w: not a readable Parquet file: %v", ErrCorrupt, err)}
 	}
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRowsFor(rdr, s.BatchRows, s.BatchBytes), PreAllocBinaryData: true}, s.Mem)
+	fr, err := pqarrow.NewFileReader(rdr, s.arrowProps(batchRowsFor(rdr, s.BatchRows, s.BatchBytes)), s.Mem)
 	if err != nil {
 		rdr.Close()
 		return nil, nil, &DecodeError{File: s.Name, Err: fmt.Errorf("%w: %v", ErrCorrupt, err)}
@@ -158,7 +164,6 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 	// Map each wanted column to its leaf columns in the file.
 	var missing []string
 	var leaves []int
-	var order []string
 	for _, f := range schema.Fields() {
 		if f.Name == pipeline.LineColumn {
 			continue
@@ -169,7 +174,6 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 			continue
 		}
 		leaves = append(leaves, leafColumns(fr.Manifest.Fields[idx[0]])...)
-		order = append(order, f.Name)
 	}
 	if len(missing) > 0 {
 		return &DecodeError{File: s.Name, Err: fmt.Errorf("%w: the file has no %s (it has %d columns: %s)", ErrMissingColumns, strings.Join(missing, ", "), len(fs.Fields()), strings.Join(fieldNames(fs), ", "))}
@@ -179,7 +183,7 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 	if n := probeBatchRows(ctx, fr, leaves, s.BatchBytes); n > 0 && n < fr.Props.BatchSize {
 		fr.Props.BatchSize = n
 	}
-	md := fr.ParquetReader().MetaData()
+	md := full.MetaData()
 	if md.Size() <= footerPartBytes || md.NumRowGroups() < 2 {
 		var row int64 = 1
 		return s.emitAll(ctx, fr, leaves, &row, emit)
@@ -211,7 +215,7 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 		if err != nil {
 			return &DecodeError{File: s.Name, Line: row, Err: fmt.Errorf("%w: %v", ErrCorrupt, err)}
 		}
-		pr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batch, PreAllocBinaryData: true}, s.Mem)
+		pr, err := pqarrow.NewFileReader(rdr, s.arrowProps(batch), s.Mem)
 		if err != nil {
 			return &DecodeError{File: s.Name, Line: row, Err: fmt.Errorf("%w: %v", ErrCorrupt, err)}
 		}

@@ -106,15 +106,20 @@ func TestRunSamplesGolden(t *testing.T) {
 }
 
 func TestOutputIndependentOfWorkers(t *testing.T) {
-	var trees []map[string]string
-	for _, w := range []string{"1", "4"} {
-		out := t.TempDir()
-		if code, so, se := agora(t, "run", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--out", out, "--workers", w); code != 0 {
-			t.Fatalf("workers %s: exit %d\n%s%s", w, code, so, se)
-		}
-		trees = append(trees, treeDigest(t, out))
+	one := sampleRelease(t, "../../pipeline.yaml", "1")
+	four := sampleRelease(t, "../../pipeline.yaml", "4")
+	sameTrees(t, one, four, "--workers 1 and 4")
+}
+
+// sampleRelease runs config on the shipped samples with workers and
+// returns the digest of the release it writes.
+func sampleRelease(t *testing.T, config, workers string) map[string]string {
+	t.Helper()
+	out := t.TempDir()
+	if code, so, se := agora(t, "run", "--config", config, "--data", "../../testdata", "--out", out, "--workers", workers); code != 0 {
+		t.Fatalf("%s, workers %s: exit %d\n%s%s", config, workers, code, so, se)
 	}
-	sameTrees(t, trees[0], trees[1], "--workers 1 and 4")
+	return treeDigest(t, out)
 }
 
 // sameTrees fails the test unless two releases hold the same files with
@@ -396,13 +401,6 @@ func TestOutputIndependentOfInputsAtOnce(t *testing.T) {
 	if err := os.WriteFile(cfg, serial, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var trees []map[string]string
-	for _, c := range []string{"../../pipeline.yaml", cfg} {
-		out := t.TempDir()
-		if code, so, se := agora(t, "run", "--config", c, "--data", "../../testdata", "--out", out, "--workers", "4"); code != 0 {
-			t.Fatalf("%s: exit %d\n%s%s", c, code, so, se)
-		}
-		trees = append(trees, treeDigest(t, out))
-	}
-	sameTrees(t, trees[0], trees[1], "the shipped inputs_at_once and 1 everywhere")
+	shipped := sampleRelease(t, "../../pipeline.yaml", "4")
+	sameTrees(t, shipped, sampleRelease(t, cfg, "4"), "the shipped inputs_at_once and 1 everywhere")
 }
