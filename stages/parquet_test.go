@@ -170,10 +170,7 @@ func TestParquetBatchesFollowDecodedSize(t *testing.T) {
 	p := writeParquetFile(t, "dict.parquet", b, parquet.NewWriterProperties(parquet.WithDictionaryDefault(true), parquet.WithMaxRowGroupLength(rows/2)), pqarrow.DefaultWriterProps())
 
 	const batchBytes = 768 << 10
-	s := &ParquetFile{Path: p, Name: "dict.parquet", BatchRows: rows, BatchBytes: batchBytes, Mem: mem, Columns: []ParquetColumn{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "text", Type: arrow.BinaryTypes.String},
-	}}
+	s := &ParquetFile{Path: p, Name: "dict.parquet", BatchRows: rows, BatchBytes: batchBytes, Mem: mem, Columns: idTextColumns()}
 	var sizes []int64
 	next := readInOrder(t, s, func(c pipeline.Chunk, _ int64) error {
 		sizes = append(sizes, arrowx.BatchBytes(c.Batch))
@@ -315,10 +312,7 @@ func TestParquetWideRowsBatchFloor(t *testing.T) {
 	defer b.Release()
 	p := writeParquetFile(t, "wide.parquet", b, parquet.NewWriterProperties(parquet.WithDictionaryDefault(false)), pqarrow.DefaultWriterProps())
 
-	s := &ParquetFile{Path: p, Name: "wide.parquet", BatchRows: 1024, BatchBytes: batchBytes, Mem: mem, Columns: []ParquetColumn{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "text", Type: arrow.BinaryTypes.String},
-	}}
+	s := &ParquetFile{Path: p, Name: "wide.parquet", BatchRows: 1024, BatchBytes: batchBytes, Mem: mem, Columns: idTextColumns()}
 	var counts []int
 	next := readInOrder(t, s, func(c pipeline.Chunk, _ int64) error {
 		counts = append(counts, int(c.Batch.NumRows()))
@@ -453,14 +447,20 @@ func readInOrder(t *testing.T, s *ParquetFile, each func(c pipeline.Chunk, first
 	return next
 }
 
+// idTextColumns declares the columns of idTextBatch's files.
+func idTextColumns() []ParquetColumn {
+	return []ParquetColumn{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "text", Type: arrow.BinaryTypes.String}}
+}
+
 // idTextBatch makes a batch of rows rows: id (0, 1, 2, ...) and text
-// (text(i) for row i). The caller releases it.
+// (text(i) for row i), the columns idTextColumns declares. The caller
+// releases it.
 func idTextBatch(rows int, text func(i int) string) arrow.RecordBatch {
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "text", Type: arrow.BinaryTypes.String},
-	}, nil)
-	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	var fields []arrow.Field
+	for _, c := range idTextColumns() {
+		fields = append(fields, arrow.Field{Name: c.Name, Type: c.Type})
+	}
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
 	defer rb.Release()
 	for i := 0; i < rows; i++ {
 		rb.Field(0).(*array.Int64Builder).Append(int64(i))
