@@ -65,7 +65,7 @@ type runOptions struct {
 // are built and released over and over; reused, they are not garbage
 // for the collector to find. The writers' pool took a CrowdRAG-25 run at 10×
 // from 47 collections to 37; the stages' took a Habermas run at 10× rows
-// from 180 to 136 (README, What changed).
+// from 180 to 136 (docs/performance.md, What changed).
 const poolBytes = 32 << 20
 
 // ErrExists is returned in --mode error when the published release differs
@@ -213,7 +213,7 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	// and check file names, partition values, aggregate sets) is copied
 	// out of it (TestPoolsKeepOutput). Each side has its own pool; one
 	// shared pool (which would let a released batch's buffers serve the
-	// writers) was measured and gained nothing (README, tried list).
+	// writers) was measured and gained nothing (docs/performance.md, Tried and dropped).
 	mem := opts.Mem
 	if mem == nil {
 		mem = mempool.New(poolBytes)

@@ -28,7 +28,7 @@ type result struct {
 	WallS    float64  `json:"median_wall_s"`
 	CPUS     float64  `json:"median_cpu_s"`
 	MBps     float64  `json:"mb_per_s"`
-	RSSMB    float64  `json:"peak_rss_mb"`
+	RSSMB    float64  `json:"peak_rss_mb"` // MiB (ru_maxrss / 1024); the name is kept for readers of results.json
 	VsAgora  float64  `json:"wall_vs_agora,omitempty"`
 	VsDuckDB float64  `json:"wall_vs_duckdb,omitempty"`
 	// PairedVsDuckDB is the median over the repetitions of the engine's
@@ -168,7 +168,7 @@ func timeSet(o options, in inputs.Set, data string, inputMB float64, dataset str
 				fmt.Fprintf(stderr, "   %-8s rep %d: FAILED: %v\n", e, r+1, err)
 				continue
 			}
-			fmt.Fprintf(stderr, "   %-8s rep %d: %6.2f s  %6.2f CPU s  %6.0f MB RSS\n", e, r+1, m.Wall, m.CPU, float64(m.MaxRSS)/1024)
+			fmt.Fprintf(stderr, "   %-8s rep %d: %6.2f s  %6.2f CPU s  %6.0f MiB RSS\n", e, r+1, m.Wall, m.CPU, float64(m.MaxRSS)/1024)
 			res[e].Reps = append(res[e].Reps, m)
 		}
 	}
@@ -383,7 +383,7 @@ func writeMarkdown(w io.Writer, rep report) {
 	fmt.Fprintf(w, "\n%d threads per engine, median of %d repetition(s). \"wall vs agora\" is against the agora run "+
 		"writing the same tables (agora-same where the engine writes fewer tables than agora); \"paired vs DuckDB\" is the "+
 		"median of the repetitions' own ratios (each engine against the DuckDB run of its repetition).\n\n", rep.Threads, rep.Reps)
-	fmt.Fprintln(w, "| dataset | scale | engine | tables | input MB | median wall s | median CPU s | MB/s | peak RSS MB | wall vs agora | wall vs DuckDB | paired vs DuckDB | rows | values |")
+	fmt.Fprintln(w, "| dataset | scale | engine | tables | input MB | median wall s | median CPU s | MB/s | peak RSS MiB | wall vs agora | wall vs DuckDB | paired vs DuckDB | rows | values |")
 	fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
 	for _, r := range rep.Results {
 		if r.Error != "" {
@@ -456,7 +456,7 @@ func writeGrowth(w io.Writer, rep report) {
 				verdict = " (over)"
 			}
 		}
-		fmt.Fprintf(w, "- %s, %s: %.0f MB at %s× → %.0f MB at %s×, ×%.2f%s\n", k.dataset, k.engine, lo.rss, lo.label, hi.rss, hi.label, g, verdict)
+		fmt.Fprintf(w, "- %s, %s: %.0f MiB at %s× → %.0f MiB at %s×, ×%.2f%s\n", k.dataset, k.engine, lo.rss, lo.label, hi.rss, hi.label, g, verdict)
 	}
 	if header {
 		fmt.Fprintln(w)

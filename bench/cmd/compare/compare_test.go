@@ -118,9 +118,9 @@ func TestWriteGrowth(t *testing.T) {
 	writeGrowth(&b, rep)
 	got := b.String()
 	for _, want := range []string{
-		"- crowdrag25, agora: 513 MB at 10× → 535 MB at 50×, ×1.04 (within)\n",
-		"- crowdrag25, duckdb: 1208 MB at 10× → 5071 MB at 50×, ×4.20\n",
-		"- habermas, agora-same: 400 MB at 1× → 634 MB at 10×, ×1.58 (over)\n",
+		"- crowdrag25, agora: 513 MiB at 10× → 535 MiB at 50×, ×1.04 (within)\n",
+		"- crowdrag25, duckdb: 1208 MiB at 10× → 5071 MiB at 50×, ×4.20\n",
+		"- habermas, agora-same: 400 MiB at 1× → 634 MiB at 10×, ×1.58 (over)\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in:\n%s", want, got)
