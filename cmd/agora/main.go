@@ -62,8 +62,8 @@ func main() {
 	// column chunk. A pool reuses them as it does the stages' and the
 	// writers' buffers: at Habermas 10x rows it took the collections from
 	// 138 to 124, and to 99 with the pools keeping buffers from 4 KiB
-	// (docs/performance.md, the last release). TestPoolsKeepOutput runs the pipeline
-	// with a poisoning one.
+	// (docs/performance.md, the last release). TestPoolsKeepOutput runs
+	// the pipeline with a poisoning one.
 	memory.DefaultAllocator = mempool.New(poolBytes)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)

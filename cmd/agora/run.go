@@ -213,7 +213,8 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	// and check file names, partition values, aggregate sets) is copied
 	// out of it (TestPoolsKeepOutput). Each side has its own pool; one
 	// shared pool (which would let a released batch's buffers serve the
-	// writers) was measured and gained nothing (docs/performance.md, Tried and dropped).
+	// writers) was measured and gained nothing (docs/performance.md,
+	// Tried and dropped).
 	mem := opts.Mem
 	if mem == nil {
 		mem = mempool.New(poolBytes)

@@ -23,14 +23,16 @@ type result struct {
 	Engine  string  `json:"engine"`
 	InputMB float64 `json:"input_mb"`
 	// Tables is how many of agora's tables the engine wrote, "n/m".
-	Tables   string   `json:"tables"`
-	Missing  []string `json:"tables_missing,omitempty"`
-	WallS    float64  `json:"median_wall_s"`
-	CPUS     float64  `json:"median_cpu_s"`
-	MBps     float64  `json:"mb_per_s"`
-	RSSMB    float64  `json:"peak_rss_mb"` // MiB (ru_maxrss / 1024); the name is kept for readers of results.json
-	VsAgora  float64  `json:"wall_vs_agora,omitempty"`
-	VsDuckDB float64  `json:"wall_vs_duckdb,omitempty"`
+	Tables  string   `json:"tables"`
+	Missing []string `json:"tables_missing,omitempty"`
+	WallS   float64  `json:"median_wall_s"`
+	CPUS    float64  `json:"median_cpu_s"`
+	MBps    float64  `json:"mb_per_s"`
+	// RSSMB is the median peak RSS in MiB (ru_maxrss / 1024); its JSON
+	// name is kept for the readers of results.json.
+	RSSMB    float64 `json:"peak_rss_mb"`
+	VsAgora  float64 `json:"wall_vs_agora,omitempty"`
+	VsDuckDB float64 `json:"wall_vs_duckdb,omitempty"`
 	// PairedVsDuckDB is the median over the repetitions of the engine's
 	// wall time over DuckDB's in the same repetition. Engines take turns
 	// within a repetition, so each pair ran under about the same load;
