@@ -1,17 +1,13 @@
 package stages
 
 import (
-	"context"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
-	"github.com/apache/arrow-go/v18/arrow/compute/exec"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/valyala/fastjson"
 
@@ -435,85 +431,4 @@ func init() {
 		}
 		return windowTake(mem, in, idx[0], keys, true)
 	})
-}
-
-// windowTake builds lag (fill=false) or fill_down (fill=true). Between
-// batches it carries one value per key, copied out of the batch, so no
-// batch is kept alive.
-func windowTake(mem memory.Allocator, in *arrow.Schema, col int, keys []int, fill bool) (*Deriver, error) {
-	t := in.Field(col).Type
-	w := &window{mem: mem, t: t, pos: map[string]int64{}}
-	return &Deriver{Type: t, Ordered: true, Close: w.close, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
-		if w.carry == nil {
-			w.carry = array.MakeArrayOfNull(mem, t, 0)
-		}
-		n := int(b.NumRows())
-		src := b.Column(col)
-		base := int64(w.carry.Len())
-		// Positions index Concatenate(carry, src): carry first, then src.
-		ib := array.NewInt64Builder(mem)
-		defer ib.Release()
-		for i := 0; i < n; i++ {
-			k := rowKey(b, keys, i)
-			if fill && src.IsValid(i) {
-				w.pos[k] = base + int64(i)
-			}
-			if p, ok := w.pos[k]; ok {
-				ib.Append(p)
-			} else {
-				ib.AppendNull()
-			}
-			if !fill {
-				w.pos[k] = base + int64(i)
-			}
-		}
-		idx := ib.NewArray()
-		defer idx.Release()
-		all, err := array.Concatenate([]arrow.Array{w.carry, src}, mem)
-		if err != nil {
-			return nil, err
-		}
-		defer all.Release()
-		ctx := exec.WithAllocator(context.Background(), mem)
-		out, err := compute.TakeArray(ctx, all, idx)
-		if err != nil {
-			return nil, err
-		}
-		// The new carry holds each key's value, in a fresh array.
-		keysSorted := make([]string, 0, len(w.pos))
-		for k := range w.pos {
-			keysSorted = append(keysSorted, k)
-		}
-		sort.Strings(keysSorted)
-		cb := array.NewInt64Builder(mem)
-		defer cb.Release()
-		for j, k := range keysSorted {
-			cb.Append(w.pos[k])
-			w.pos[k] = int64(j)
-		}
-		cidx := cb.NewArray()
-		defer cidx.Release()
-		carry, err := compute.TakeArray(ctx, all, cidx)
-		if err != nil {
-			out.Release()
-			return nil, err
-		}
-		w.carry.Release()
-		w.carry = carry
-		return out, nil
-	}}, nil
-}
-
-type window struct {
-	mem   memory.Allocator
-	t     arrow.DataType
-	carry arrow.Array
-	pos   map[string]int64
-}
-
-func (w *window) close() {
-	if w.carry != nil {
-		w.carry.Release()
-		w.carry = nil
-	}
 }

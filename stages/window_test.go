@@ -1,0 +1,135 @@
+package stages
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/pipeline"
+)
+
+// TestDeriveWindow checks lag and fill_down by key across batches: keys
+// that come back after many others, null keys and null values, and
+// list values, against each row's expected value worked out here.
+func TestDeriveWindow(t *testing.T) {
+	batches := []string{
+		`[{"g":"a","v":1,"l":["x"],"_line":1},{"g":"b","v":null,"l":null,"_line":2},{"g":"a","v":2,"l":null,"_line":3}]`,
+		`[]`,
+		`[{"g":null,"v":3,"l":["y","z"],"_line":4},{"g":"b","v":4,"l":[],"_line":5},{"g":"a","v":null,"l":null,"_line":6}]`,
+		`[{"g":null,"v":null,"l":null,"_line":7},{"g":"c","v":5,"l":null,"_line":8},{"g":"a","v":6,"l":["w"],"_line":9}]`,
+	}
+	want := []string{
+		`1:{"fill":["x"],"g":"a","l":["x"],"prev":null,"v":1}`,
+		`2:{"fill":null,"g":"b","l":null,"prev":null,"v":null}`,
+		`3:{"fill":["x"],"g":"a","l":null,"prev":1,"v":2}`,
+		`4:{"fill":["y","z"],"g":null,"l":["y","z"],"prev":null,"v":3}`,
+		`5:{"fill":[],"g":"b","l":[],"prev":null,"v":4}`,
+		`6:{"fill":["x"],"g":"a","l":null,"prev":2,"v":null}`,
+		`7:{"fill":["y","z"],"g":null,"l":null,"prev":3,"v":null}`,
+		`8:{"fill":null,"g":"c","l":null,"prev":null,"v":5}`,
+		`9:{"fill":["w"],"g":"a","l":["w"],"prev":null,"v":6}`,
+	}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "g:string", "v:int64", "l:list<string>", "_line:int64")
+	d, err := NewDerive(mem, s, []config.Derivation{
+		{Name: "prev", Fn: "lag", Args: []string{"v"}, By: []string{"g"}},
+		{Name: "fill", Fn: "fill_down", Args: []string{"l"}, By: []string{"g"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var rows []string
+	for _, js := range batches {
+		in := tcBatch(t, mem, s, js)
+		out, err := d.Process(t.Context(), in, &pipeline.Rejects{})
+		in.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, tcRows(out)...)
+		if out != nil {
+			out.Release()
+		}
+	}
+	tcEqual(t, "rows", rows, want)
+}
+
+// TestDeriveWindowManyKeys runs lag and fill_down over thousands of keys
+// in random order, each batch touching a few of them, so that a key's
+// carried value is often many batches old, against a row-by-row model.
+func TestDeriveWindowManyKeys(t *testing.T) {
+	for _, keys := range []int{1, 7, 3000} {
+		t.Run(fmt.Sprintf("keys=%d", keys), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, uint64(keys)))
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			s := tcSchema(t, "g:string", "v:string", "_line:int64")
+			d, err := NewDerive(mem, s, []config.Derivation{
+				{Name: "prev", Fn: "lag", Args: []string{"v"}, By: []string{"g"}},
+				{Name: "fill", Fn: "fill_down", Args: []string{"v"}, By: []string{"g"}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			last := map[string]*string{} // lag: the key's previous value
+			seen := map[string]bool{}
+			filled := map[string]string{} // fill_down: its last non-null value
+			line := 0
+			for batch := range 200 {
+				n := rng.IntN(40)
+				var js, want []string
+				for range n {
+					line++
+					k := fmt.Sprintf("k%d", rng.IntN(keys))
+					var v *string
+					if rng.IntN(4) > 0 {
+						x := fmt.Sprintf("v%d", line)
+						v = &x
+					}
+					row := map[string]any{"g": k, "v": v, "_line": line}
+					b, _ := json.Marshal(row)
+					js = append(js, string(b))
+					exp := map[string]any{"g": k, "v": v, "prev": nil, "fill": nil}
+					if seen[k] {
+						exp["prev"] = last[k]
+					}
+					if v != nil {
+						filled[k] = *v
+					}
+					if f, ok := filled[k]; ok {
+						exp["fill"] = f
+					}
+					seen[k], last[k] = true, v
+					e, _ := json.Marshal(exp)
+					want = append(want, fmt.Sprintf("%d:%s", line, e))
+				}
+				in := tcBatch(t, mem, s, "["+strings.Join(js, ",")+"]")
+				out, err := d.Process(t.Context(), in, &pipeline.Rejects{})
+				in.Release()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := tcRows(out)
+				if out != nil {
+					out.Release()
+				}
+				if len(got) != len(want) {
+					t.Fatalf("batch %d: %d rows, want %d", batch, len(got), len(want))
+				}
+				for i := range got {
+					if got[i] != want[i] {
+						t.Fatalf("batch %d row %d:\n  got  %s\n  want %s", batch, i, got[i], want[i])
+					}
+				}
+			}
+		})
+	}
+}
