@@ -59,7 +59,7 @@ type options struct {
 }
 
 // defaultSets is the set compared without --sets.
-const defaultSets = "crowdrag25:10,50;delidata:10;habermas:1,1w10,10"
+const defaultSets = "crowdrag25:10,50;delidata:10,50;habermas:1,1w10,10"
 
 // quickSets is the smoke-test set of --quick: tiny inputs, one repetition.
 const quickSets = "crowdrag25:0.2;delidata:0.2;habermas:0.02"
