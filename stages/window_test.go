@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/agora-etl/agora/config"
@@ -130,6 +132,58 @@ func TestDeriveWindowManyKeys(t *testing.T) {
 					}
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkDeriveWindow measures lag and fill_down by key over 100,000
+// rows in batches of 1,024, for a few keys and for many (each batch then
+// touching keys last seen many batches before), in rows/s. The rate is
+// to stay level as the keys grow: it fell with them while every batch
+// rebuilt the carry of every key seen.
+func BenchmarkDeriveWindow(b *testing.B) {
+	for _, keys := range []int{100, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("keys=%d", keys), func(b *testing.B) {
+			mem := memory.DefaultAllocator
+			s := arrow.NewSchema([]arrow.Field{
+				{Name: "g", Type: arrow.BinaryTypes.String},
+				{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+				{Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64},
+			}, nil)
+			rng := rand.New(rand.NewPCG(2, uint64(keys)))
+			var in []arrow.RecordBatch
+			for line := 0; line < 100_000; {
+				rb := array.NewRecordBuilder(mem, s)
+				for range 1024 {
+					line++
+					rb.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("group-%08d", rng.IntN(keys)))
+					if rng.IntN(4) == 0 {
+						rb.Field(1).AppendNull()
+					} else {
+						rb.Field(1).(*array.Float64Builder).Append(float64(line))
+					}
+					rb.Field(2).(*array.Int64Builder).Append(int64(line))
+				}
+				in = append(in, rb.NewRecordBatch())
+				rb.Release()
+			}
+			var d *Derive
+			benchFreshStep(b, func() processor {
+				if d != nil {
+					d.Close()
+				}
+				var err error
+				d, err = NewDerive(mem, s, []config.Derivation{
+					{Name: "prev", Fn: "lag", Args: []string{"v"}, By: []string{"g"}},
+					{Name: "fill", Fn: "fill_down", Args: []string{"v"}, By: []string{"g"}},
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				return d
+			}, in)
+			d.Close()
+			releaseBatches(in)
 		})
 	}
 }
