@@ -49,7 +49,23 @@ def ndjson(path, schema):
     for name, typ in schema:
         if name not in t.column_names:
             t = t.append_column(name, pa.nulls(t.num_rows, typ))
-    return t.combine_chunks()
+    try:
+        return t.combine_chunks()
+    except pa.ArrowInvalid:
+        # Past 2 GiB of text in one column (CrowdRAG-25's sources at 50x) the 32-bit
+        # offsets of one chunk overflow: hold the texts with 64-bit offsets instead.
+        return t.cast(pa.schema([(f.name, large(f.type)) for f in t.schema])).combine_chunks()
+
+
+def large(typ):
+    """typ with its strings as large strings (64-bit offsets), through lists and structs."""
+    if pa.types.is_string(typ):
+        return pa.large_string()
+    if pa.types.is_list(typ):
+        return pa.list_(large(typ.value_type))
+    if pa.types.is_struct(typ):
+        return pa.struct([(f.name, large(f.type)) for f in typ])
+    return typ
 
 
 def arr(c):
