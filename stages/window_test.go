@@ -15,6 +15,20 @@ import (
 	"github.com/agora-etl/agora/pipeline"
 )
 
+// windowDerive returns a derive step of prev, lag of column lagged, and
+// fill, fill_down of column filled, both by column g.
+func windowDerive(tb testing.TB, mem memory.Allocator, s *arrow.Schema, lagged, filled string) *Derive {
+	tb.Helper()
+	d, err := NewDerive(mem, s, []config.Derivation{
+		{Name: "prev", Fn: "lag", Args: []string{lagged}, By: []string{"g"}},
+		{Name: "fill", Fn: "fill_down", Args: []string{filled}, By: []string{"g"}},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
 // TestDeriveWindow checks lag and fill_down by key across batches: keys
 // that come back after many others, null keys and null values, and
 // list values, against each row's expected value worked out here.
@@ -39,13 +53,7 @@ func TestDeriveWindow(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	s := tcSchema(t, "g:string", "v:int64", "l:list<string>", "_line:int64")
-	d, err := NewDerive(mem, s, []config.Derivation{
-		{Name: "prev", Fn: "lag", Args: []string{"v"}, By: []string{"g"}},
-		{Name: "fill", Fn: "fill_down", Args: []string{"l"}, By: []string{"g"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := windowDerive(t, mem, s, "v", "l")
 	defer d.Close()
 	var rows []string
 	for _, js := range batches {
@@ -73,13 +81,7 @@ func TestDeriveWindowManyKeys(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			s := tcSchema(t, "g:string", "v:string", "_line:int64")
-			d, err := NewDerive(mem, s, []config.Derivation{
-				{Name: "prev", Fn: "lag", Args: []string{"v"}, By: []string{"g"}},
-				{Name: "fill", Fn: "fill_down", Args: []string{"v"}, By: []string{"g"}},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			d := windowDerive(t, mem, s, "v", "v")
 			defer d.Close()
 			last := map[string]*string{} // lag: the key's previous value
 			seen := map[string]bool{}
@@ -172,14 +174,7 @@ func BenchmarkDeriveWindow(b *testing.B) {
 				if d != nil {
 					d.Close()
 				}
-				var err error
-				d, err = NewDerive(mem, s, []config.Derivation{
-					{Name: "prev", Fn: "lag", Args: []string{"v"}, By: []string{"g"}},
-					{Name: "fill", Fn: "fill_down", Args: []string{"v"}, By: []string{"g"}},
-				})
-				if err != nil {
-					b.Fatal(err)
-				}
+				d = windowDerive(b, mem, s, "v", "v")
 				return d
 			}, in)
 			d.Close()
