@@ -234,5 +234,6 @@ func (w *window) close() {
 		a.Release()
 	}
 	clear(w.chunks)
+	clear(w.owners)
 	w.chunks, w.owners, w.stored = w.chunks[:0], w.owners[:0], 0
 }
