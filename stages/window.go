@@ -66,13 +66,17 @@ func (w *window) next(b arrow.RecordBatch, col int, keys []int, fill bool) (arro
 		asked   = map[string]int{} // key → its index in carried
 		carried []slot             // carried values asked for
 	)
+	// setBy records that row i sets key k's value.
+	setBy := func(k string, i int) {
+		if _, ok := latest[k]; !ok {
+			set = append(set, k)
+		}
+		latest[k] = i
+	}
 	for i := range n {
 		k := rowKey(b, keys, i)
 		if fill && src.IsValid(i) {
-			if _, ok := latest[k]; !ok {
-				set = append(set, k)
-			}
-			latest[k] = i
+			setBy(k, i) // fill_down: a value is its own row's
 		}
 		switch r, ok := latest[k]; {
 		case ok:
@@ -89,20 +93,13 @@ func (w *window) next(b arrow.RecordBatch, col int, keys []int, fill bool) (arro
 			}
 		}
 		if !fill {
-			if _, ok := latest[k]; !ok {
-				set = append(set, k)
-			}
-			latest[k] = i
+			setBy(k, i) // lag: the next row's, null or not
 		}
 	}
 	// The rows to take from: the carried values asked for, b's column,
 	// and one null.
 	parts := make([]arrow.Array, 0, 3)
-	defer func() {
-		for _, a := range parts {
-			a.Release()
-		}
-	}()
+	defer func() { releaseAll(parts) }()
 	var at []int64 // carried value m's row in the first part
 	if len(carried) > 0 {
 		a, place, err := w.gather(ctx, carried)
@@ -230,9 +227,7 @@ func (w *window) compact(ctx context.Context) error {
 
 // close lets the chunks go.
 func (w *window) close() {
-	for _, a := range w.chunks {
-		a.Release()
-	}
+	releaseAll(w.chunks)
 	clear(w.chunks)
 	clear(w.owners)
 	w.chunks, w.owners, w.stored = w.chunks[:0], w.owners[:0], 0
