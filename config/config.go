@@ -322,7 +322,7 @@ type Rule struct {
 	// Unique checks that the key columns are unique over the table; later
 	// duplicates are rejected. Rows with a null key column are not
 	// checked (nulls are distinct, as in SQL). A 96-bit hash of each key
-	// is kept with its first line: the newest 262,144 keys in memory, the
+	// is kept with its first line: the newest 196,608 keys in memory, the
 	// rest in sorted run files in $TMPDIR with 2 bytes a key in memory.
 	Unique []string `yaml:"unique"`
 	// Equal checks that two columns are equal (numbers within Tolerance).

@@ -12,16 +12,17 @@ import (
 )
 
 // UniqueMemKeys is how many keys a key set (of a unique rule or an
-// occurrence derivation) keeps in a Go map (about 28 bytes a key) before
-// it moves them to a sorted run file on disk (in SpillDir), keeping 2
-// bytes a key in memory. A variable so that tests can make it small.
+// occurrence derivation) keeps in memory, in a hash table of 16 bytes a
+// slot filled to three quarters (about 21 bytes a key), before it moves
+// them to a sorted run file on disk (in SpillDir), keeping 2 bytes a key
+// in memory. A variable so that tests can make it small.
 //
-// 2¹⁸ (about 7 MB of map) rather than a million (30 MB): CrowdRAG-25's
-// votes at 50× hold 2.4 million keys, and the smaller map took the run's
-// peak RSS from 524 to 478 MB at the same CPU (23.3 and 23.4 s); at 10×
-// (474,000 keys, one spill) and on Habermas at 10× rows (1.6 million
-// keys) the CPU was the same too (4.98 and 4.85 s; 40.4 and 38.3 s).
-var UniqueMemKeys = 1 << 18
+// 196,608 keys fill a table of 2¹⁸ slots (4 MiB). A Go map of 2¹⁸ keys
+// (about 28 bytes a key) took 7 MB, and its spill two more sorted copies
+// of the keys (8 MB): 15 MB at the peak of every key set past its budget.
+// CrowdRAG-25's votes at 50× hold 2.4 million keys; a million keys in a
+// map (30 MB) took that run's peak RSS from 478 to 524 MB.
+var UniqueMemKeys = 3 << 16
 
 // keyEntryBytes is a run file entry: a key's three words and its value
 // (a unique rule's line, an occurrence count), little-endian.
@@ -34,9 +35,9 @@ const wideLine = math.MaxUint32
 // keySet records the row keys a unique rule has seen, each with the line
 // of its first row; occurrence keeps each key's count in one.
 //
-// The newest keys are in a map (16-byte slots: a 12-byte hash and a
+// The newest keys are in a keyTable (16-byte slots: a 12-byte hash and a
 // 32-bit value). When it holds UniqueMemKeys keys, they are sorted into a
-// run file and the map is emptied. Each run counts the spills it holds;
+// run file and the table is emptied. Each run counts the spills it holds;
 // when the newest run holds as many as the one before it, the two are
 // merged into one (as a binary counter carries). So after S spills there
 // are at most log₂(S) + 1 runs to look in, and each entry is rewritten
@@ -59,7 +60,7 @@ const wideLine = math.MaxUint32
 //
 // A keySet is used by one goroutine at a time.
 type keySet struct {
-	mem  map[keyHash]uint32
+	mem  keyTable
 	wide map[keyHash]int64 // values of 2³²−1 and past, marked wideLine in the map or a run
 
 	runs  []*keyRun // oldest (most spills) first
@@ -78,11 +79,14 @@ type keyRun struct {
 // in 32 bits.
 const maxRunKeys = math.MaxUint32
 
-func newKeySet() *keySet { return &keySet{mem: map[keyHash]uint32{}} }
+func newKeySet() *keySet { return &keySet{mem: newKeyTable(UniqueMemKeys)} }
 
 // get returns the value set last for k, if there is one.
 func (s *keySet) get(k keyHash) (int64, bool, error) {
-	l, ok := s.mem[k]
+	if k == (keyHash{}) {
+		k = keyZero
+	}
+	l, ok := s.mem.get(k)
 	for i := len(s.runs) - 1; !ok && i >= 0; i-- {
 		var err error
 		if l, ok, err = s.runs[i].find(k, &s.entry); err != nil {
@@ -102,8 +106,12 @@ func (s *keySet) get(k keyHash) (int64, bool, error) {
 // value wins in get and when runs are merged. Values past 32 bits stay in
 // memory.
 func (s *keySet) set(k keyHash, v int64) error {
+	if k == (keyHash{}) {
+		k = keyZero
+	}
+	l := uint32(wideLine)
 	if v >= 0 && v < wideLine {
-		s.mem[k] = uint32(v)
+		l = uint32(v)
 		if s.wide != nil {
 			delete(s.wide, k)
 		}
@@ -111,9 +119,16 @@ func (s *keySet) set(k keyHash, v int64) error {
 		if s.wide == nil {
 			s.wide = map[keyHash]int64{}
 		}
-		s.mem[k], s.wide[k] = wideLine, v
+		s.wide[k] = v
 	}
-	if len(s.mem) >= UniqueMemKeys {
+	if !s.mem.put(k, l) {
+		// Its slot would be past the table's end: spill and set it again.
+		if err := s.spill(); err != nil {
+			return err
+		}
+		s.mem.put(k, l) // an empty table has room for any key
+	}
+	if s.mem.n >= UniqueMemKeys {
 		return s.spill()
 	}
 	return nil
@@ -150,7 +165,7 @@ type keyEntry struct {
 
 // keyLess orders keys by their words, first word first (the run's order):
 // slices.Compare's order, compared word by word without its loop (a spill
-// sorts 262,144 keys with it).
+// sorts 196,608 keys with it).
 func keyLess(a, b keyHash) int {
 	if c := cmp.Compare(a[0], b[0]); c != 0 {
 		return c
@@ -159,42 +174,6 @@ func keyLess(a, b keyHash) int {
 		return c
 	}
 	return cmp.Compare(a[2], b[2])
-}
-
-// sortEntries returns es in key order. The keys are hashes, spread
-// evenly, so a counting pass on the top 16 bits of the first word (the
-// run's directory buckets) leaves a few entries per bucket, which an
-// insertion sort orders: a spill's 262,144 keys without pdqsort's
-// comparisons through a function value (1.3% of a Habermas run at 10×
-// rows, which spills six times).
-func sortEntries(es []keyEntry) []keyEntry {
-	start := make([]int, 1<<16+1) // bucket t is out[start[t]:start[t+1]]
-	for _, e := range es {
-		start[e.key[0]>>16+1]++
-	}
-	for t := 1; t < len(start); t++ {
-		start[t] += start[t-1]
-	}
-	out := make([]keyEntry, len(es))
-	next := slices.Clone(start[:1<<16])
-	for _, e := range es {
-		t := e.key[0] >> 16
-		out[next[t]] = e
-		next[t]++
-	}
-	for t := 0; t < 1<<16; t++ {
-		b := out[start[t]:start[t+1]]
-		if len(b) > 32 { // keys that are not spread: no quadratic sort
-			slices.SortFunc(b, func(x, y keyEntry) int { return keyLess(x.key, y.key) })
-			continue
-		}
-		for i := 1; i < len(b); i++ {
-			for j := i; j > 0 && keyLess(b[j].key, b[j-1].key) < 0; j-- {
-				b[j], b[j-1] = b[j-1], b[j]
-			}
-		}
-	}
-	return out
 }
 
 func decodeKeyEntry(b []byte) keyEntry {
@@ -211,22 +190,18 @@ func appendKeyEntry(b []byte, e keyEntry) []byte {
 	return binary.LittleEndian.AppendUint32(b, e.line)
 }
 
-// spill writes the map's keys as a new run and empties the map (keeping
-// its room for the next keys); then, while the newest run holds as many
+// spill writes the table's keys as a new run and empties the table
+// (keeping its slots for the next keys); then, while the newest run holds as many
 // spills as the one before it, merges the two.
 func (s *keySet) spill() error {
-	news := make([]keyEntry, 0, len(s.mem))
-	for k, l := range s.mem {
-		news = append(news, keyEntry{k, l})
-	}
-	news = sortEntries(news)
+	news := s.mem.sorted()
 	r, err := writeRun(len(news), &sliceEntries{news}, &sliceEntries{})
 	if err != nil {
 		return err
 	}
 	r.spills = 1
 	s.runs = append(s.runs, r)
-	clear(s.mem)
+	s.mem.reset()
 	for n := len(s.runs); n >= 2 && s.runs[n-1].spills >= s.runs[n-2].spills; n = len(s.runs) {
 		a, b := s.runs[n-2], s.runs[n-1]
 		total := len(a.low) + len(b.low)
@@ -358,6 +333,6 @@ func (s *keySet) close() {
 		r.remove()
 	}
 	s.runs = nil
-	clear(s.mem)
+	s.mem = keyTable{}
 	clear(s.wide)
 }

@@ -51,15 +51,15 @@ func TestKeySetMatchesAMap(t *testing.T) {
 			if memKeys < len(model) && spilled(s) == 0 {
 				t.Errorf("%d keys with %d in memory, and nothing spilled", len(model), memKeys)
 			}
-			if got, want := spilled(s)+len(s.mem), len(model); got != want {
+			if got, want := spilled(s)+s.mem.n, len(model); got != want {
 				t.Errorf("%d keys in runs and memory, want %d", got, want)
 			}
 			// Each key set once: every spill adds memKeys keys to the runs.
 			if got, want := checkRunSpills(t, s), spilled(s)/memKeys; got != want {
 				t.Errorf("runs hold %d spills, want %d", got, want)
 			}
-			if len(s.mem) > memKeys {
-				t.Errorf("%d keys in memory, want at most %d", len(s.mem), memKeys)
+			if s.mem.n > memKeys {
+				t.Errorf("%d keys in memory, want at most %d", s.mem.n, memKeys)
 			}
 			closeEmpty(t, s)
 		})
@@ -255,41 +255,146 @@ func TestWriteRunFailure(t *testing.T) {
 	}
 }
 
-// TestSortEntries: the bucket sort orders entries as sorting by keyLess
-// does, for random keys, keys that share their first word's top bits or
-// the whole first word, and none.
-func TestSortEntries(t *testing.T) {
+// TestKeyTableSorted: a key table gives back the keys put in it, in the
+// order sorting by keyLess gives, for random keys, keys that share their
+// first word's top bits or the whole first word (too far from sorted for
+// the insertion sort), keys whose home is the table's end (past its
+// slack: put says so and holds nothing), and none. Each key put is found
+// with its value before the sort; a key not put is not.
+func TestKeyTableSorted(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	random := func(n int, mask uint32, word uint32) []keyEntry {
 		es := make([]keyEntry, n)
 		for i := range es {
-			es[i] = keyEntry{keyHash{word | r.Uint32()&mask, r.Uint32(), r.Uint32()}, uint32(i)}
+			es[i] = keyEntry{keyHash{word | r.Uint32()&mask, r.Uint32(), r.Uint32() | 1}, uint32(i)}
 		}
 		return es
 	}
 	for _, tc := range []struct {
-		name string
-		es   []keyEntry
+		name     string
+		es       []keyEntry
+		maxKeys  int
+		overflow bool // some keys do not fit
 	}{
-		{"none", nil},
-		{"one", random(1, ^uint32(0), 0)},
-		{"random", random(300_000, ^uint32(0), 0)},
-		{"one bucket", random(2_000, 0xffff, 0xabcd0000)},
-		{"one first word", random(500, 0, 0x12345678)},
-		{"few words", random(5_000, 0x3, 0x77770000)},
+		{"none", nil, 10, false},
+		{"one", random(1, ^uint32(0), 0), 10, false},
+		{"random", random(300_000, ^uint32(0), 0), 300_000, false},
+		{"random, grown", random(5_000, ^uint32(0), 0), 300_000, false},
+		// Keys this far from spread fill one run of slots, which goes
+		// past the end unless it starts early enough.
+		{"one bucket", random(2_000, 0xffff, 0xabcd0000), 2_000, true},
+		{"one first word", random(500, 0, 0x12345678), 500, false},
+		{"few words", random(5_000, 0x3, 0x77770000), 5_000, true},
+		{"few words, early", random(800, 0x3, 0x07770000), 800, false},
+		{"at the end", random(1_000, 0xff, 0xffffff00), 100_000, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			want := slices.Clone(tc.es)
+			tb := newKeyTable(tc.maxKeys)
+			var want []keyEntry
+			for _, e := range tc.es {
+				if tb.put(e.key, e.line) {
+					want = append(want, e)
+				}
+			}
+			if got := len(want) < len(tc.es); got != tc.overflow {
+				t.Fatalf("%d of %d keys put; overflow %v, want %v", len(want), len(tc.es), got, tc.overflow)
+			}
+			if tb.n != len(want) {
+				t.Fatalf("table holds %d keys, want %d", tb.n, len(want))
+			}
+			for _, e := range want {
+				if l, ok := tb.get(e.key); !ok || l != e.line {
+					t.Fatalf("key %x: got %d, %v, want %d", e.key, l, ok, e.line)
+				}
+			}
+			if _, ok := tb.get(keyHash{1, 2, 2}); ok { // keys here have an odd third word
+				t.Fatal("found a key never put")
+			}
 			slices.SortStableFunc(want, func(a, b keyEntry) int { return keyLess(a.key, b.key) })
-			got := sortEntries(slices.Clone(tc.es))
+			got := tb.sorted()
 			if len(got) != len(want) {
 				t.Fatalf("%d entries, want %d", len(got), len(want))
 			}
 			for i := range want {
-				if got[i].key != want[i].key {
-					t.Fatalf("entry %d: key %x, want %x", i, got[i].key, want[i].key)
+				if got[i] != want[i] {
+					t.Fatalf("entry %d: %x, want %x", i, got[i], want[i])
+				}
+			}
+			tb.reset()
+			for _, e := range want {
+				if _, ok := tb.get(e.key); ok {
+					t.Fatalf("key %x found after reset", e.key)
 				}
 			}
 		})
 	}
+}
+
+// TestKeySetEdgeKeys: the zero key (the table's free-slot mark) is a key
+// like any other, held as keyZero, and keys whose home is the table's end,
+// past its slack, are spilled, not lost.
+func TestKeySetEdgeKeys(t *testing.T) {
+	spillKeys(t, 1000, t.TempDir())
+	s := newKeySet()
+	if err := s.set(keyHash{}, 5); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []keyHash{{}, keyZero} {
+		if l, ok, err := s.get(k); err != nil || !ok || l != 5 {
+			t.Fatalf("get(%v) = %d, %v, %v after setting the zero key; want 5", k, l, ok, err)
+		}
+	}
+	model := map[keyHash]int64{keyZero: 5}
+	keys := []keyHash{keyZero}
+	for i := range 600 {
+		keys = append(keys, keyHash{math32 - uint32(i), uint32(i), 7})
+	}
+	for i, k := range keys {
+		if _, ok := getAsModel(t, s, model, i, k); !ok {
+			if err := s.set(k, int64(i+1)); err != nil {
+				t.Fatal(err)
+			}
+			model[k] = int64(i + 1)
+		}
+	}
+	if spilled(s) == 0 {
+		t.Error("600 keys at the table's end, and nothing spilled")
+	}
+	for i, k := range keys {
+		getAsModel(t, s, model, i, k)
+	}
+	if l, ok, err := s.get(keyHash{}); err != nil || !ok || l != 5 {
+		t.Fatalf("get(zero key) = %d, %v, %v after the spills; want 5", l, ok, err)
+	}
+	closeEmpty(t, s)
+}
+
+// BenchmarkKeySetInMemory: a unique rule's key set within its memory
+// budget (no spill): 2¹⁷ new keys, each looked up and then set, then
+// every key looked up again as a duplicate.
+func BenchmarkKeySetInMemory(b *testing.B) {
+	const n = 1 << 17
+	if n >= UniqueMemKeys {
+		b.Fatalf("%d keys would spill at UniqueMemKeys %d", n, UniqueMemKeys)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	keys := keyPool(r, n)
+	for b.Loop() {
+		s := newKeySet()
+		for i, k := range keys {
+			if _, ok, err := s.get(k); err != nil || ok {
+				b.Fatalf("key %d: found %v, %v", i, ok, err)
+			}
+			if err := s.set(k, int64(i+1)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for i, k := range keys {
+			if l, ok, err := s.get(k); err != nil || !ok || l != int64(i+1) {
+				b.Fatalf("key %d: got %d, %v, %v", i, l, ok, err)
+			}
+		}
+		s.close()
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
 }
