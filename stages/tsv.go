@@ -60,25 +60,33 @@ type TSVFolder struct {
 	// Mem allocates the batches.
 	Mem memory.Allocator
 
-	schema  *arrow.Schema
-	once    sync.Once
-	mu      sync.Mutex
-	headers []tsvHeader
-	packs   [][]tsvPart
-	notes   []string
+	schema *arrow.Schema
+	once   sync.Once
+	mu     sync.Mutex
+	packs  [][]tsvPart // a chunk's parts, until it is decoded
+	notes  []string
 }
 
 // tsvPart is the lines of one file inside a chunk; small files are packed
 // together so a batch is not one file of a few dozen rows.
 type tsvPart struct {
-	header int   // index into headers
-	line   int64 // first line
-	start  int   // offset of the part in the chunk's data
+	header *tsvHeader // the file's
+	line   int64      // first line
+	start  int        // offset of the part in the chunk's data
 }
 
+// tsvHeader is what decoding needs of a file: its names and its header's
+// columns. Only the chunks not yet decoded hold it (a DeliData folder at
+// 50× is 25,000 files).
 type tsvHeader struct {
-	file   string // shown name
-	base   string // file name, for FileColumn
+	file string     // shown name
+	base string     // file name, for FileColumn
+	cols *tsvLayout // shared by the files of one header line
+}
+
+// tsvLayout is a header line's columns: where each declared column is.
+type tsvLayout struct {
+	line   string // the header line
 	idx    []int  // header position of each declared column
 	fields int    // fields per line
 }
@@ -198,8 +206,9 @@ func (s *TSVFolder) Chunks(ctx context.Context, emit func(pipeline.Chunk) error)
 		pack, parts = pipeline.Chunk{}, nil
 		return err
 	}
+	var layout *tsvLayout // the last file's, kept for the next (most share it)
 	for _, p := range files {
-		err := s.readFile(ctx, p, func(c pipeline.Chunk) error {
+		err := s.readFile(ctx, p, &layout, func(c pipeline.Chunk, h *tsvHeader) error {
 			// A file's chunk that would take the pack past BatchBytes
 			// starts a new one.
 			if len(pack.Data) > 0 && len(pack.Data)+len(c.Data) > s.BatchBytes {
@@ -207,7 +216,7 @@ func (s *TSVFolder) Chunks(ctx context.Context, emit func(pipeline.Chunk) error)
 					return err
 				}
 			}
-			parts = append(parts, tsvPart{header: c.Index, line: c.Line, start: len(pack.Data)})
+			parts = append(parts, tsvPart{header: h, line: c.Line, start: len(pack.Data)})
 			pack.Data = append(pack.Data, c.Data...)
 			pack.Rows += c.Rows
 			if pack.Rows >= s.BatchRows || len(pack.Data) >= s.BatchBytes {
@@ -222,7 +231,10 @@ func (s *TSVFolder) Chunks(ctx context.Context, emit func(pipeline.Chunk) error)
 	return flush()
 }
 
-func (s *TSVFolder) readFile(ctx context.Context, p string, emit func(pipeline.Chunk) error) error {
+// readFile emits the lines of file p in chunks, each with the file's
+// header. *layout is the previous file's header layout, reused when this
+// file's header line is the same, and set to this file's.
+func (s *TSVFolder) readFile(ctx context.Context, p string, layout **tsvLayout, emit func(pipeline.Chunk, *tsvHeader) error) error {
 	name := s.Name
 	if p != s.Path {
 		name = path.Join(s.Name, filepath.Base(p))
@@ -238,22 +250,20 @@ func (s *TSVFolder) readFile(ctx context.Context, p string, emit func(pipeline.C
 	}
 	lim := &limitReader{r: f, left: s.MaxBytes}
 	var hdr *tsvHeader
-	var fileIdx int
 	return splitLines(ctx, lim, bufSize, s.MaxLineBytes, s.BatchRows, s.BatchBytes, nil, func(c pipeline.Chunk) error {
 		c.File = name
 		if hdr == nil {
 			// The first chunk starts with the header line.
 			i := bytes.IndexByte(c.Data, '\n')
 			line := bytes.TrimRight(c.Data[:i], "\r")
-			h, err := s.header(name, filepath.Base(p), line)
-			if err != nil {
-				return err
+			if *layout == nil || (*layout).line != string(line) {
+				l, err := s.layout(name, line)
+				if err != nil {
+					return err
+				}
+				*layout = l
 			}
-			hdr = h
-			s.mu.Lock()
-			s.headers = append(s.headers, *h)
-			fileIdx = len(s.headers) - 1
-			s.mu.Unlock()
+			hdr = &tsvHeader{file: name, base: filepath.Base(p), cols: *layout}
 			c.Data = c.Data[i+1:]
 			c.Line++
 			c.Rows--
@@ -261,14 +271,14 @@ func (s *TSVFolder) readFile(ctx context.Context, p string, emit func(pipeline.C
 				return nil
 			}
 		}
-		c.Index = fileIdx
-		return emit(c)
+		return emit(c, hdr)
 	}, func(line int64, err error) error {
 		return readError(name, line, err, s.MaxBytes, s.MaxLineBytes)
 	})
 }
 
-func (s *TSVFolder) header(name, base string, line []byte) (*tsvHeader, error) {
+// layout finds the declared columns in header line of file name.
+func (s *TSVFolder) layout(name string, line []byte) (*tsvLayout, error) {
 	if !utf8.Valid(line) {
 		return nil, &DecodeError{File: name, Line: 1, Err: fmt.Errorf("%w: not UTF-8 (is this a data file?)", ErrHeader)}
 	}
@@ -277,7 +287,7 @@ func (s *TSVFolder) header(name, base string, line []byte) (*tsvHeader, error) {
 	for i, c := range cols {
 		pos[c] = i
 	}
-	h := &tsvHeader{file: name, base: base, fields: len(cols)}
+	h := &tsvLayout{line: string(line), fields: len(cols)}
 	var missing []string
 	for _, c := range s.Columns {
 		i, ok := pos[c.Name]
@@ -300,10 +310,6 @@ func (s *TSVFolder) Decode(_ context.Context, c pipeline.Chunk, rej *pipeline.Re
 	s.mu.Lock()
 	parts := s.packs[c.Index]
 	s.packs[c.Index] = nil
-	hdrs := make([]tsvHeader, len(parts))
-	for i, p := range parts {
-		hdrs[i] = s.headers[p.header]
-	}
 	s.mu.Unlock()
 	rb := array.NewRecordBuilder(s.Mem, s.schema)
 	defer rb.Release()
@@ -319,7 +325,7 @@ func (s *TSVFolder) Decode(_ context.Context, c pipeline.Chunk, rej *pipeline.Re
 	lineB := rb.Field(next + 1).(*array.Int64Builder)
 	var fields [][]byte
 	for k, part := range parts {
-		h := hdrs[k]
+		h := part.header
 		end := len(c.Data)
 		if k+1 < len(parts) {
 			end = parts[k+1].start
@@ -351,16 +357,16 @@ func (s *TSVFolder) Decode(_ context.Context, c pipeline.Chunk, rej *pipeline.Re
 				ln = ln[j+1:]
 			}
 			raw := func() string { return string(bytes.Join(fields, []byte{'\t'})) }
-			if len(fields) != h.fields {
-				rej.Add(pipeline.Reject{Rule: "fields", Reason: fmt.Sprintf("%d fields, the header has %d", len(fields), h.fields), File: h.file, Line: n, Row: raw()})
+			if len(fields) != h.cols.fields {
+				rej.Add(pipeline.Reject{Rule: "fields", Reason: fmt.Sprintf("%d fields, the header has %d", len(fields), h.cols.fields), File: h.file, Line: n, Row: raw()})
 				continue
 			}
-			if col, err := s.checkFields(h, fields); err != nil {
+			if col, err := s.checkFields(h.cols.idx, fields); err != nil {
 				rej.Add(pipeline.Reject{Rule: "type", Column: s.Columns[col].Name, Reason: fmt.Sprintf("%s: %v", s.Columns[col].Name, err), File: h.file, Line: n, Row: raw()})
 				continue
 			}
 			for k, col := range s.Columns {
-				appendField(rb.Field(k), col.Type, fields[h.idx[k]])
+				appendField(rb.Field(k), col.Type, fields[h.cols.idx[k]])
 			}
 			if fileB != nil {
 				fileB.Append(h.base)
@@ -372,9 +378,11 @@ func (s *TSVFolder) Decode(_ context.Context, c pipeline.Chunk, rej *pipeline.Re
 	return rb.NewRecordBatch(), nil
 }
 
-func (s *TSVFolder) checkFields(h tsvHeader, fields [][]byte) (int, error) {
+// checkFields checks the declared columns' fields of a line (idx: where
+// each is), returning the first bad one's column.
+func (s *TSVFolder) checkFields(idx []int, fields [][]byte) (int, error) {
 	for k, col := range s.Columns {
-		f := fields[h.idx[k]]
+		f := fields[idx[k]]
 		if !utf8.Valid(f) {
 			return k, errInvalidUTF8
 		}

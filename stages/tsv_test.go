@@ -39,8 +39,12 @@ func TestTSVFolder(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	dir := t.TempDir()
 	files := map[string]string{
-		"b-group":     "id\ttext\tscore\tignored\n1\tsays \"hi\" there\t0.5\tx\n2\t'isn''t'\t\tx\n",
-		"a-group":     "text\tid\tscore\r\nfirst\t7\t1.0\r\ntoo\tfew\r\nbad score\t8\tNaNx\r\n",
+		"b-group": "id\ttext\tscore\tignored\n1\tsays \"hi\" there\t0.5\tx\n2\t'isn''t'\t\tx\n",
+		"a-group": "text\tid\tscore\r\nfirst\t7\t1.0\r\ntoo\tfew\r\nbad score\t8\tNaNx\r\n",
+		// Files read one after another with the same header share its
+		// layout; a file with another header gets its own.
+		"c-group":     "id\ttext\tscore\tignored\n3\tc\t2\tx\n",
+		"d-group":     "score\ttext\tid\n4\td\t5\n",
 		"__init__.py": "",
 		"empty":       "",
 		".hidden":     "id\ttext\tscore\n9\tno\t1\n",
@@ -59,6 +63,8 @@ func TestTSVFolder(t *testing.T) {
 		`a-group:2 {"file":"a-group","id":"7","score":1,"text":"first"}`,
 		`b-group:2 {"file":"b-group","id":"1","score":0.5,"text":"says \"hi\" there"}`,
 		`b-group:3 {"file":"b-group","id":"2","score":null,"text":"'isn''t'"}`,
+		`c-group:2 {"file":"c-group","id":"3","score":2,"text":"c"}`,
+		`d-group:2 {"file":"d-group","id":"5","score":4,"text":"d"}`,
 	}
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
