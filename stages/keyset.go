@@ -58,7 +58,8 @@ const wideLine = math.MaxUint32
 // plus 256 KiB of directory per run. (The whole first word took 4 bytes
 // an entry for the same lookups: at Habermas 50× rows, millions of keys.)
 //
-// A keySet is used by one goroutine at a time.
+// A keySet is used by one goroutine at a time; after close, get finds
+// nothing and set is an error.
 type keySet struct {
 	mem  keyTable
 	wide map[keyHash]int64 // values of 2³²−1 and past, marked wideLine in the map or a run
@@ -106,6 +107,9 @@ func (s *keySet) get(k keyHash) (int64, bool, error) {
 // value wins in get and when runs are merged. Values past 32 bits stay in
 // memory.
 func (s *keySet) set(k keyHash, v int64) error {
+	if s.mem.slots == nil {
+		return fmt.Errorf("key set: set after close")
+	}
 	if k == (keyHash{}) {
 		k = keyZero
 	}
@@ -126,7 +130,9 @@ func (s *keySet) set(k keyHash, v int64) error {
 		if err := s.spill(); err != nil {
 			return err
 		}
-		s.mem.put(k, l) // an empty table has room for any key
+		if !s.mem.put(k, l) { // an empty table has room for any key
+			return fmt.Errorf("key set: no room for a key in an empty table")
+		}
 	}
 	if s.mem.n >= UniqueMemKeys {
 		return s.spill()

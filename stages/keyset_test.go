@@ -398,3 +398,51 @@ func BenchmarkKeySetInMemory(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
 }
+
+// TestKeySetGrows: a key set whose table starts small and doubles on its
+// way to its budget (1,024 slots, then 2,048 and 4,096 for 3,000 keys)
+// answers as a plain map does through the doublings, the spills after
+// them, and keys set again with new values, some past 32 bits; after
+// close, get finds nothing and set is an error.
+func TestKeySetGrows(t *testing.T) {
+	spillKeys(t, 3000, t.TempDir())
+	r := rand.New(rand.NewPCG(7, 8))
+	pool := keyPool(r, 8000)
+	s := newKeySet()
+	if got := s.mem.size(); got != keyTableFirst {
+		t.Fatalf("a new table has %d slots, want %d", got, keyTableFirst)
+	}
+	model := map[keyHash]int64{}
+	sizes := map[int]bool{}
+	for i := range 30_000 {
+		k := pool[r.IntN(len(pool))]
+		n, _ := getAsModel(t, s, model, i, k)
+		next := n + 1
+		if i%101 == 0 {
+			next = 1<<32 + int64(i)
+		}
+		if err := s.set(k, next); err != nil {
+			t.Fatal(err)
+		}
+		model[k] = next
+		sizes[s.mem.size()] = true
+	}
+	for _, size := range []int{1024, 2048, 4096} {
+		if !sizes[size] {
+			t.Errorf("the table never had %d slots (had %v)", size, sizes)
+		}
+	}
+	if spilled(s) == 0 {
+		t.Error("8,000 keys with 3,000 in memory, and nothing spilled")
+	}
+	for i, k := range pool {
+		getAsModel(t, s, model, i, k)
+	}
+	closeEmpty(t, s)
+	if _, ok, err := s.get(pool[0]); ok || err != nil {
+		t.Errorf("get after close: found %v, %v", ok, err)
+	}
+	if err := s.set(pool[0], 1); err == nil {
+		t.Error("set after close: no error")
+	}
+}

@@ -66,6 +66,9 @@ func (t *keyTable) size() int { return len(t.slots) - keyTableSlack }
 // false), or len(t.slots) when that slot would be past the slack.
 func (t *keyTable) slot(k keyHash) (i int, found bool) {
 	i = int(uint64(k[0]) >> t.shift) // shift 32 (one slot) gives 0
+	if i >= len(t.slots) {
+		return len(t.slots), false // no slots: a closed key set's
+	}
 	for ; i < len(t.slots); i++ {
 		switch t.slots[i].key {
 		case k:
@@ -106,27 +109,25 @@ func (t *keyTable) put(k keyHash, v uint32) bool {
 }
 
 // grow doubles the table's slots, setting its keys again.
+//
+// Every key fits: with linear probing and no wrap, where the last of a
+// run of keys lands depends only on their homes, not on the order they
+// are put in. A key at home h goes to 2h or 2h+1, so the keys at or past
+// 2h are those that were at or past h, which ended by size+slack: in the
+// doubled table they end by 2·size+slack−1, inside its slots.
 func (t *keyTable) grow() {
 	old := t.slots
 	t.alloc(2 * t.size())
 	for _, e := range old {
 		if e.key != (keyHash{}) && !t.put(e.key, e.line) {
-			// Past the slack of a table twice the size: keys this far
-			// from spread would not be hashes. Sort them instead.
-			t.slots, t.n = old, 0
-			for _, e := range old {
-				if e.key != (keyHash{}) {
-					t.n++
-				}
-			}
-			t.max = t.size()
-			return
+			panic("stages: keyTable.grow: a key past the doubled table's end") // see above: cannot happen
 		}
 	}
 }
 
 // sorted packs the table's keys to the front of its slots and returns
-// them in key order (the run order). The table is unusable until reset.
+// them in key order (the run order). The table is unusable until reset
+// (a keySet whose spill fails is not used again: its caller stops).
 func (t *keyTable) sorted() []keyEntry {
 	es := t.slots[:0]
 	for _, e := range t.slots {
