@@ -170,15 +170,7 @@ func BenchmarkKeySetSpills(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	keys := keyPool(r, n)
 	for b.Loop() {
-		s := newKeySet()
-		for i, k := range keys {
-			if _, ok, err := s.get(k); err != nil || ok {
-				b.Fatalf("key %d: found %v, %v", i, ok, err)
-			}
-			if err := s.set(k, int64(i+1)); err != nil {
-				b.Fatal(err)
-			}
-		}
+		s := setNewKeys(b, keys)
 		s.close()
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
@@ -369,6 +361,21 @@ func TestKeySetEdgeKeys(t *testing.T) {
 	closeEmpty(t, s)
 }
 
+// setNewKeys sets keys in a new key set, each looked up first (and not
+// found), with its position + 1 as its value, as a unique rule does.
+func setNewKeys(b *testing.B, keys []keyHash) *keySet {
+	s := newKeySet()
+	for i, k := range keys {
+		if _, ok, err := s.get(k); err != nil || ok {
+			b.Fatalf("key %d: found %v, %v", i, ok, err)
+		}
+		if err := s.set(k, int64(i+1)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s
+}
+
 // BenchmarkKeySetInMemory: a unique rule's key set within its memory
 // budget (no spill): 2¹⁷ new keys, each looked up and then set, then
 // every key looked up again as a duplicate.
@@ -380,15 +387,7 @@ func BenchmarkKeySetInMemory(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 4))
 	keys := keyPool(r, n)
 	for b.Loop() {
-		s := newKeySet()
-		for i, k := range keys {
-			if _, ok, err := s.get(k); err != nil || ok {
-				b.Fatalf("key %d: found %v, %v", i, ok, err)
-			}
-			if err := s.set(k, int64(i+1)); err != nil {
-				b.Fatal(err)
-			}
-		}
+		s := setNewKeys(b, keys)
 		for i, k := range keys {
 			if l, ok, err := s.get(k); err != nil || !ok || l != int64(i+1) {
 				b.Fatalf("key %d: got %d, %v, %v", i, l, ok, err)
