@@ -54,7 +54,8 @@ const wideLine = math.MaxUint32
 // of the top 16 bits starts: together they are the first word, so a
 // lookup reads a run's file only when a first word matches, about once in
 // 2³² / run entries lookups for a new key, and for every duplicate.
-// Memory is thus about 28 × UniqueMemKeys + 2 bytes per entry spilled,
+// Memory is thus 16 bytes a slot of the table (at most 4/3 × UniqueMemKeys
+// slots, rounded up to a power of two) + 2 bytes per entry spilled,
 // plus 256 KiB of directory per run. (The whole first word took 4 bytes
 // an entry for the same lookups: at Habermas 50× rows, millions of keys.)
 //
@@ -62,7 +63,7 @@ const wideLine = math.MaxUint32
 // nothing and set is an error.
 type keySet struct {
 	mem  keyTable
-	wide map[keyHash]int64 // values of 2³²−1 and past, marked wideLine in the map or a run
+	wide map[keyHash]int64 // values of 2³²−1 and past, marked wideLine in the table or a run
 
 	runs  []*keyRun // oldest (most spills) first
 	entry [keyEntryBytes]byte
@@ -197,8 +198,8 @@ func appendKeyEntry(b []byte, e keyEntry) []byte {
 }
 
 // spill writes the table's keys as a new run and empties the table
-// (keeping its slots for the next keys); then, while the newest run holds as many
-// spills as the one before it, merges the two.
+// (keeping its slots for the next keys); then, while the newest run holds
+// as many spills as the one before it, merges the two.
 func (s *keySet) spill() error {
 	news := s.mem.sorted()
 	r, err := writeRun(len(news), &sliceEntries{news}, &sliceEntries{})

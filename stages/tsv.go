@@ -277,7 +277,7 @@ func (s *TSVFolder) readFile(ctx context.Context, p string, layout **tsvLayout, 
 	})
 }
 
-// layout finds the declared columns in header line of file name.
+// layout finds the declared columns in the header line of file name.
 func (s *TSVFolder) layout(name string, line []byte) (*tsvLayout, error) {
 	if !utf8.Valid(line) {
 		return nil, &DecodeError{File: name, Line: 1, Err: fmt.Errorf("%w: not UTF-8 (is this a data file?)", ErrHeader)}
