@@ -22,7 +22,7 @@ import (
 // made DeliData at 50× (25,000 groups) spend a fifth of its CPU sorting
 // the keys, and grew with the square of the input.
 func windowTake(mem memory.Allocator, in *arrow.Schema, col int, keys []int, fill bool) (*Deriver, error) {
-	w := &window{mem: mem, t: in.Field(col).Type, pos: map[string]slot{}}
+	w := &window{mem: mem, t: in.Field(col).Type, pos: map[keyHash]slot{}}
 	return &Deriver{Type: w.t, Ordered: true, Close: w.close, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
 		return w.next(b, col, keys, fill)
 	}}, nil
@@ -35,13 +35,18 @@ func windowTake(mem memory.Allocator, in *arrow.Schema, col int, keys []int, fil
 // compactMin), when the live ones are copied into one chunk. So the
 // carry holds at most about twice the keys' values, and each value is
 // copied a bounded number of times on average.
+//
+// Keys are held as their 96-bit hashes (keyHash), as unique and
+// occurrence hold theirs: 12 bytes a key, whatever its values' length,
+// and no string made for each row.
 type window struct {
-	mem    memory.Allocator
-	t      arrow.DataType
-	chunks []arrow.Array
-	owners [][]string      // owners[c][r]: the key chunks[c] row r was written for
-	pos    map[string]slot // where each key's carried value is
-	stored int             // values in chunks, live or dead
+	mem     memory.Allocator
+	t       arrow.DataType
+	chunks  []arrow.Array
+	owners  [][]keyHash      // owners[c][r]: the key chunks[c] row r was written for
+	pos     map[keyHash]slot // where each key's carried value is
+	stored  int              // values in chunks, live or dead
+	scratch []byte           // a row key's encoding, for hashRowKey
 }
 
 // slot is a carried value's place: a chunk and a row of it.
@@ -61,20 +66,20 @@ func (w *window) next(b arrow.RecordBatch, col int, keys []int, fill bool) (arro
 	const none = int64(-1 << 62)
 	from := make([]int64, n)
 	var (
-		latest  = map[string]int{} // key → its row in b that set it last
-		set     []string           // keys set in b, in first-set order
-		asked   = map[string]int{} // key → its index in carried
-		carried []slot             // carried values asked for
+		latest  = map[keyHash]int{} // key → its row in b that set it last
+		set     []keyHash           // keys set in b, in first-set order
+		asked   = map[keyHash]int{} // key → its index in carried
+		carried []slot              // carried values asked for
 	)
 	// setBy records that row i sets key k's value.
-	setBy := func(k string, i int) {
+	setBy := func(k keyHash, i int) {
 		if _, ok := latest[k]; !ok {
 			set = append(set, k)
 		}
 		latest[k] = i
 	}
 	for i := range n {
-		k := rowKey(b, keys, i)
+		k := hashRowKey(&w.scratch, b, keys, i)
 		if fill && src.IsValid(i) {
 			setBy(k, i) // fill_down: a value is its own row's
 		}
@@ -170,7 +175,7 @@ func (w *window) gather(ctx context.Context, slots []slot) (arrow.Array, []int64
 // keep carries the values b set: one new chunk with the last value of
 // each key set, in first-set order. It then compacts the chunks if they
 // hold too many dead values.
-func (w *window) keep(ctx context.Context, src arrow.Array, set []string, latest map[string]int) error {
+func (w *window) keep(ctx context.Context, src arrow.Array, set []keyHash, latest map[keyHash]int) error {
 	if len(set) == 0 {
 		return nil
 	}
@@ -199,7 +204,7 @@ func (w *window) keep(ctx context.Context, src arrow.Array, set []string, latest
 func (w *window) compact(ctx context.Context) error {
 	var (
 		sels   []arrowx.Rows
-		owners []string
+		owners []keyHash
 	)
 	for c, ks := range w.owners {
 		var idx []int64
