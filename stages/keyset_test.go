@@ -445,3 +445,34 @@ func TestKeySetGrows(t *testing.T) {
 		t.Error("set after close: no error")
 	}
 }
+
+// TestKeySetCrowdedTop: run lookups find keys among many that share the
+// top 16 bits of their first word (searched, where a few are scanned),
+// some sharing the whole first word, and do not find keys never set.
+func TestKeySetCrowdedTop(t *testing.T) {
+	spillKeys(t, 16, t.TempDir())
+	r := rand.New(rand.NewPCG(9, 10))
+	s := newKeySet()
+	model := map[keyHash]int64{}
+	pool := make([]keyHash, 400)
+	for i := range pool {
+		pool[i] = keyHash{0xabcd0000 | r.Uint32()&0xffff, r.Uint32(), r.Uint32()}
+		if i%5 == 4 {
+			pool[i][0] = pool[i-1][0] // the same first word
+		}
+	}
+	for i, k := range pool[:300] {
+		getAsModel(t, s, model, i, k)
+		if err := s.set(k, int64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+		model[k] = int64(i + 1)
+	}
+	if big := slices.ContainsFunc(s.runs, func(run *keyRun) bool { return run.dir[0xabcd+1]-run.dir[0xabcd] > 32 }); !big {
+		t.Fatal("no run holds more than 32 keys of one top")
+	}
+	for i, k := range pool { // the last 100 were never set
+		getAsModel(t, s, model, i, k)
+	}
+	closeEmpty(t, s)
+}
