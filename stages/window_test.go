@@ -58,15 +58,9 @@ func TestDeriveWindow(t *testing.T) {
 	var rows []string
 	for _, js := range batches {
 		in := tcBatch(t, mem, s, js)
-		out, err := d.Process(t.Context(), in, &pipeline.Rejects{})
+		got, _ := tcProcess(t, d, in)
 		in.Release()
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows = append(rows, tcRows(out)...)
-		if out != nil {
-			out.Release()
-		}
+		rows = append(rows, got...)
 	}
 	tcEqual(t, "rows", rows, want)
 }
@@ -116,15 +110,8 @@ func TestDeriveWindowManyKeys(t *testing.T) {
 					want = append(want, fmt.Sprintf("%d:%s", line, e))
 				}
 				in := tcBatch(t, mem, s, "["+strings.Join(js, ",")+"]")
-				out, err := d.Process(t.Context(), in, &pipeline.Rejects{})
+				got, _ := tcProcess(t, d, in)
 				in.Release()
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := tcRows(out)
-				if out != nil {
-					out.Release()
-				}
 				if len(got) != len(want) {
 					t.Fatalf("batch %d: %d rows, want %d", batch, len(got), len(want))
 				}
