@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"crypto/sha256"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,6 +82,46 @@ func TestTSVFolder(t *testing.T) {
 		if !strings.Contains(notes, n) {
 			t.Errorf("notes lack %s: %s", n, notes)
 		}
+	}
+	// The files converted are hashed as they are read, in name order; the
+	// ones passed over are not.
+	var sums []string
+	for _, f := range s.FileSums() {
+		if want := sha256.Sum256([]byte(files[f.Name])); f.SHA256 != want || f.Bytes != int64(len(files[f.Name])) {
+			t.Errorf("%s: sum %x, %d bytes; want %x, %d", f.Name, f.SHA256, f.Bytes, want, len(files[f.Name]))
+		}
+		sums = append(sums, f.Name)
+	}
+	if got := strings.Join(sums, " "); got != "a-group b-group c-group d-group" {
+		t.Errorf("files hashed: %s", got)
+	}
+}
+
+// TestTSVFileSums checks that a single-file input lists no file sums (its
+// run hashes it whole), and that a folder's sums are those of its last
+// read, not added to an earlier read's.
+func TestTSVFileSums(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "g1"), []byte("id\n1\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "g2"), []byte("id\n2\n"), 0o644)
+	cols := []TSVColumn{{Name: "id", Type: arrow.BinaryTypes.String}}
+	one := &TSVFolder{Path: filepath.Join(dir, "g1"), Name: "g1", Mem: mem, BatchRows: 10, Columns: cols}
+	if _, _, err := decodeTSV(t, one); err != nil {
+		t.Fatal(err)
+	}
+	if got := one.FileSums(); len(got) != 0 {
+		t.Errorf("a single file lists sums: %+v", got)
+	}
+	folder := &TSVFolder{Path: dir, Name: "chats", Mem: mem, BatchRows: 10, Columns: cols}
+	for range 2 {
+		if _, _, err := decodeTSV(t, folder); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := folder.FileSums(); len(got) != 2 || got[0].Name != "g1" || got[1].Name != "g2" || got[1].SHA256 != sha256.Sum256([]byte("id\n2\n")) {
+		t.Errorf("sums after two reads: %+v", got)
 	}
 }
 

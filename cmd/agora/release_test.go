@@ -11,10 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agora-etl/agora/sinks"
+	"github.com/agora-etl/agora/stages"
 )
 
 // crowdData copies testdata/crowdrag25 into a fresh data root.
@@ -229,7 +231,7 @@ func TestFingerprintStopsWhenCancelled(t *testing.T) {
 			if tc.cancel {
 				cancel(stopped)
 			}
-			got, err := fingerprintInputs(ctx, []inputStat{{id: "in", rel: "input.bin", path: p, info: fi}})
+			got, err := fingerprintInputs(ctx, []inputStat{{id: "in", rel: "input.bin", path: p, info: fi}}, nil)
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tc.wantErr)
 			}
@@ -256,12 +258,116 @@ func TestFingerprintFolderAllocates(t *testing.T) {
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	info, err := fingerprint(t.Context(), "in", "dir", dir, fi)
+	info, err := fingerprint(t.Context(), "in", "dir", dir, fi, nil)
 	runtime.ReadMemStats(&after)
 	if err != nil || len(info.Files) != 100 {
 		t.Fatalf("fingerprint: %d files, err %v", len(info.Files), err)
 	}
 	if got := after.TotalAlloc - before.TotalAlloc; got > 8<<20 {
 		t.Errorf("hashing 100 small files allocated %d MB", got>>20)
+	}
+}
+
+// TestFingerprintFolder checks what a folder input's fingerprint lists:
+// its files in name order with their sizes and sums, and not its dot
+// files, folders or links to folders; that the folder's sum is over the
+// "name sum" lines of those files; and that a file whose sum was taken
+// while it was converted (known) is not read again, while one that has
+// left the folder since is dropped.
+func TestFingerprintFolder(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{"b.tsv": "b\tb\n", "a.tsv": "a\n", "c": "", ".hidden": "x"}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "sub"), filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the conversion saw of b.tsv (not what the file holds now), and
+	// a file that is gone.
+	seen := "b\tB\n"
+	known := []stages.FileSum{{Name: "a0.tsv", Bytes: 1}, {Name: "b.tsv", Bytes: int64(len(seen)), SHA256: sha256.Sum256([]byte(seen))}}
+	for _, tc := range []struct {
+		name  string
+		known []stages.FileSum
+		b     string // b.tsv's bytes as fingerprinted
+	}{
+		{"read", nil, files["b.tsv"]},
+		{"known", known, seen},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			info, err := fingerprint(t.Context(), "in", "dir", dir, fi, tc.known)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{"a.tsv": files["a.tsv"], "b.tsv": tc.b, "c": files["c"]}
+			var names []string
+			var lines strings.Builder
+			var size int64
+			for _, f := range info.Files {
+				names = append(names, f.Name)
+				body := want[f.Name]
+				sum := fmt.Sprintf("%x", sha256.Sum256([]byte(body)))
+				if f.SHA256 != sum || f.Bytes != int64(len(body)) {
+					t.Errorf("%s: sha256 %s, %d bytes; want %s, %d", f.Name, f.SHA256, f.Bytes, sum, len(body))
+				}
+				fmt.Fprintf(&lines, "%s %s\n", f.Name, sum)
+				size += int64(len(body))
+			}
+			if got, want := strings.Join(names, " "), "a.tsv b.tsv c"; got != want {
+				t.Errorf("files %q, want %q", got, want)
+			}
+			if want := fmt.Sprintf("%x", sha256.Sum256([]byte(lines.String()))); info.SHA256 != want || info.Bytes != size {
+				t.Errorf("folder sha256 %s, %d bytes; want %s, %d", info.SHA256, info.Bytes, want, size)
+			}
+		})
+	}
+}
+
+// TestRunFingerprintsFolderFromConversion runs DeliData, whose folder
+// input is hashed while it is converted, and checks that the manifest's
+// fingerprint of it is the one a separate read of every file gives, the
+// file the conversion passes over (__init__.py) included.
+func TestRunFingerprintsFolderFromConversion(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := agora(t, "run", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--out", out, "--only", "delidata")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "delidata", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join("../../testdata", "delidata")
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := fingerprint(t.Context(), "chats", "delidata", p, fi, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Inputs) != 1 {
+		t.Fatalf("manifest inputs %+v, want chats alone", m.Inputs)
+	}
+	got := m.Inputs[0]
+	if got.ID != want.ID || got.SHA256 != want.SHA256 || got.Bytes != want.Bytes || !slices.Equal(got.Files, want.Files) {
+		t.Errorf("manifest fingerprint %s (%d bytes, %d files), want %s (%d bytes, %d files)", got.SHA256, got.Bytes, len(got.Files), want.SHA256, want.Bytes, len(want.Files))
+	}
+	if !slices.ContainsFunc(got.Files, func(f FileDigest) bool { return f.Name == "__init__.py" }) {
+		t.Error("the file the conversion passes over is not in the fingerprint")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -281,11 +282,17 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	if !opts.DryRun && !opts.Force {
 		old, same = sameRelease(opts.Out, id, man)
 	}
+	// Folder inputs whose source hashes each file as it converts it
+	// (stages.FileSummer: a DeliData folder of thousands of small files)
+	// are fingerprinted from those sums once the tables are written,
+	// instead of being read a second time alongside.
+	var late []inputStat
+	var lateSums func() map[string][]stages.FileSum
 	switch {
 	case opts.DryRun:
 		hashed <- nil
 	case same:
-		man.Inputs, err = fingerprintInputs(ctx, stats)
+		man.Inputs, err = fingerprintInputs(ctx, stats, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -294,14 +301,30 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 		}
 		hashed <- nil
 	default:
+		var now []inputStat
+		summed := summedInputs(d, built)
+		for _, st := range stats {
+			if summed[st.id] != nil && st.info.IsDir() {
+				late = append(late, st)
+			} else {
+				now = append(now, st)
+			}
+		}
 		go func() {
 			var err error
-			man.Inputs, err = fingerprintInputs(ctx, stats)
+			man.Inputs, err = fingerprintInputs(ctx, now, nil)
 			if err != nil {
 				stop(err)
 			}
 			hashed <- err
 		}()
+		lateSums = func() map[string][]stages.FileSum {
+			known := map[string][]stages.FileSum{}
+			for id, src := range summed {
+				known[id] = src.FileSums()
+			}
+			return known
+		}
 	}
 	hashDone := sync.OnceValue(func() error { return <-hashed })
 	defer func() {
@@ -380,6 +403,14 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	}
 	if err := hashDone(); err != nil {
 		return nil, err
+	}
+	if len(late) > 0 {
+		more, err := fingerprintInputs(ctx, late, lateSums())
+		if err != nil {
+			return nil, err
+		}
+		man.Inputs = append(man.Inputs, more...)
+		slices.SortFunc(man.Inputs, func(a, b InputInfo) int { return strings.Compare(a.ID, b.ID) })
 	}
 	man.Tables = results
 	if err := rel.WriteJSON("manifest.json", man); err != nil {
@@ -574,15 +605,36 @@ func statInputs(d *config.Dataset, dataRoot string) ([]inputStat, error) {
 	return out, errors.Join(errs...)
 }
 
+// summedInputs returns, by input id, the sources that hash the files they
+// convert (stages.FileSummer): for each input, the source of its first
+// table, which is the one that reads it (runGroup).
+func summedInputs(d *config.Dataset, built map[string]*stages.Built) map[string]stages.FileSummer {
+	out := map[string]stages.FileSummer{}
+	seen := map[string]bool{}
+	for _, name := range d.TableNames() {
+		in := d.Tables[name].Input
+		if seen[in] {
+			continue
+		}
+		seen[in] = true
+		if fs, ok := built[name].Source.(stages.FileSummer); ok {
+			out[in] = fs
+		}
+	}
+	return out
+}
+
 // fingerprintInputs hashes the inputs, each on its own goroutine, and
-// returns them sorted by id. It stops early when ctx is done.
-func fingerprintInputs(ctx context.Context, stats []inputStat) ([]InputInfo, error) {
+// returns them sorted by id; known holds, by input id, the sums of files
+// taken while they were converted (see fingerprint). It stops early when
+// ctx is done.
+func fingerprintInputs(ctx context.Context, stats []inputStat, known map[string][]stages.FileSum) ([]InputInfo, error) {
 	out := make([]InputInfo, len(stats))
 	errs := make([]error, len(stats))
 	var g errgroup.Group
 	for i, st := range stats {
 		g.Go(func() error {
-			out[i], errs[i] = fingerprint(ctx, st.id, st.rel, st.path, st.info)
+			out[i], errs[i] = fingerprint(ctx, st.id, st.rel, st.path, st.info, known[st.id])
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("input %s: %w", st.id, errs[i])
 			}
@@ -598,53 +650,113 @@ func fingerprintInputs(ctx context.Context, stats []inputStat) ([]InputInfo, err
 }
 
 // fingerprint hashes an input file, or every file of an input folder.
-func fingerprint(ctx context.Context, id, rel, p string, fi os.FileInfo) (InputInfo, error) {
+// known holds sums of the folder's files taken while they were converted
+// (stages.FileSummer), in name order: those files are not read again.
+func fingerprint(ctx context.Context, id, rel, p string, fi os.FileInfo, known []stages.FileSum) (InputInfo, error) {
 	// One read buffer for all the files of an input: a DeliData folder
 	// holds thousands of small ones.
 	buf := make([]byte, 256<<10)
 	if !fi.IsDir() {
 		sum, err := fileSHA256(ctx, p, buf)
-		return InputInfo{ID: id, Path: rel, Bytes: fi.Size(), SHA256: sum}, err
+		return InputInfo{ID: id, Path: rel, Bytes: fi.Size(), SHA256: hex.EncodeToString(sum[:])}, err
 	}
-	entries, err := os.ReadDir(p)
+	names, err := readDirNames(p)
 	if err != nil {
 		return InputInfo{}, err
 	}
-	info := InputInfo{ID: id, Path: rel}
+	info := InputInfo{ID: id, Path: rel, Files: make([]FileDigest, 0, len(names))}
 	h := sha256.New()
-	for _, e := range entries { // ReadDir sorts by name
-		if e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+	line := make([]byte, 0, 256)
+	for _, name := range names {
+		if strings.HasPrefix(name, ".") {
 			continue
 		}
-		st, err := e.Info()
-		if err != nil {
-			return InputInfo{}, err
+		for len(known) > 0 && known[0].Name < name {
+			known = known[1:] // gone from the folder since it was read
 		}
-		sum, err := fileSHA256(ctx, filepath.Join(p, e.Name()), buf)
-		if err != nil {
-			return InputInfo{}, err
+		var sum [sha256.Size]byte
+		var size int64
+		if len(known) > 0 && known[0].Name == name {
+			sum, size = known[0].SHA256, known[0].Bytes
+			known = known[1:]
+		} else {
+			sum, size, err = folderFileSHA256(ctx, filepath.Join(p, name), buf)
+			if errors.Is(err, errIsDir) {
+				continue
+			}
+			if err != nil {
+				return InputInfo{}, err
+			}
 		}
-		info.Files = append(info.Files, FileDigest{Name: e.Name(), Bytes: st.Size(), SHA256: sum})
-		info.Bytes += st.Size()
-		fmt.Fprintf(h, "%s %s\n", e.Name(), sum)
+		hexSum := hex.EncodeToString(sum[:])
+		info.Files = append(info.Files, FileDigest{Name: name, Bytes: size, SHA256: hexSum})
+		info.Bytes += size
+		line = append(append(append(line[:0], name...), ' '), hexSum...)
+		h.Write(append(line, '\n'))
 	}
 	info.SHA256 = hex.EncodeToString(h.Sum(nil))
 	return info, nil
 }
 
-// fileSHA256 hashes a file, reading it into buf and checking ctx between
-// reads.
-func fileSHA256(ctx context.Context, p string, buf []byte) (string, error) {
+// readDirNames returns the names in the folder p, sorted.
+func readDirNames(p string) ([]string, error) {
 	f, err := os.Open(p)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer f.Close()
-	h := sha256.New()
-	if _, err := io.CopyBuffer(h, ctxReader{ctx, f}, buf); err != nil {
-		return "", err
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, err
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	slices.Sort(names)
+	return names, nil
+}
+
+// errIsDir is folderFileSHA256's answer for a folder inside the folder.
+var errIsDir = errors.New("is a folder")
+
+// folderFileSHA256 hashes a file of an input folder and returns its size,
+// or errIsDir when the name is a folder or a link to one (which the
+// conversion passes over too).
+func folderFileSHA256(ctx context.Context, p string, buf []byte) ([sha256.Size]byte, int64, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return [sha256.Size]byte{}, 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return [sha256.Size]byte{}, 0, err
+	}
+	if st.IsDir() {
+		return [sha256.Size]byte{}, 0, errIsDir
+	}
+	sum, err := readerSHA256(ctx, f, buf)
+	return sum, st.Size(), err
+}
+
+// fileSHA256 hashes a file, reading it into buf and checking ctx between
+// reads.
+func fileSHA256(ctx context.Context, p string, buf []byte) ([sha256.Size]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	defer f.Close()
+	return readerSHA256(ctx, f, buf)
+}
+
+// readerSHA256 hashes what r holds, reading it into buf and checking ctx
+// between reads.
+func readerSHA256(ctx context.Context, r io.Reader, buf []byte) ([sha256.Size]byte, error) {
+	var sum [sha256.Size]byte
+	h := sha256.New()
+	if _, err := io.CopyBuffer(h, ctxReader{ctx, r}, buf); err != nil {
+		return sum, err
+	}
+	h.Sum(sum[:0])
+	return sum, nil
 }
 
 // ctxReader reads from r until ctx is done.
