@@ -11,10 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/pipeline"
 	"github.com/agora-etl/agora/sinks"
 	"github.com/agora-etl/agora/stages"
 )
@@ -369,5 +372,41 @@ func TestRunFingerprintsFolderFromConversion(t *testing.T) {
 	}
 	if !slices.ContainsFunc(got.Files, func(f FileDigest) bool { return f.Name == "__init__.py" }) {
 		t.Error("the file the conversion passes over is not in the fingerprint")
+	}
+}
+
+// labelSource records the profiler labels its Chunks runs under.
+type labelSource struct {
+	pipeline.Source
+	table, input string
+}
+
+func (s *labelSource) Chunks(ctx context.Context, emit func(pipeline.Chunk) error) error {
+	s.table, _ = pprof.Label(ctx, "table")
+	s.input, _ = pprof.Label(ctx, "input")
+	return s.Source.Chunks(ctx, emit)
+}
+
+// TestRunTableLabels checks that a table's goroutines carry the profiler
+// label that splits a CPU profile by table.
+func TestRunTableLabels(t *testing.T) {
+	cfg, err := config.LoadFile("../../pipeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := stages.BuildTable(cfg, "crowdrag25", "grades", "../../testdata", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &labelSource{Source: b.Source}
+	res, err := runTable(t.Context(), cfg, "crowdrag25", "grades", cfg.Datasets["crowdrag25"].Tables["grades"], b, src, 0, "", 1, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Written == 0 {
+		t.Error("no rows went through the table")
+	}
+	if src.table != "crowdrag25/grades" || src.input != "" {
+		t.Errorf("labels table=%q input=%q, want table=crowdrag25/grades alone", src.table, src.input)
 	}
 }

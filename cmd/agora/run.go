@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -473,7 +474,13 @@ func runGroup(ctx context.Context, cfg *config.Config, id string, d *config.Data
 	shared := pipeline.NewShared(id+"/"+d.Tables[names[group[0]]].Input, first.Source, len(group), workers, cfg.ChannelDepth)
 	defer shared.Close()
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return shared.Run(gctx) })
+	g.Go(func() (err error) {
+		// The input's one decode, shared by the tables: labelled input=<dataset>/<input>.
+		pprof.Do(gctx, pprof.Labels("input", id+"/"+d.Tables[names[group[0]]].Input), func(ctx context.Context) {
+			err = shared.Run(ctx)
+		})
+		return err
+	})
 	for k, i := range group {
 		name := names[i]
 		g.Go(func() error {
@@ -489,7 +496,18 @@ func runGroup(ctx context.Context, cfg *config.Config, id string, d *config.Data
 	return g.Wait()
 }
 
-func runTable(ctx context.Context, cfg *config.Config, id, name string, t *config.Table, b *stages.Built, src pipeline.Source, inflight int, root string, workers int, sinkMem memory.Allocator, fs sinks.FS) (*TableResult, error) {
+// runTable runs one table; its goroutines (and any they start) carry the
+// profiler label table=<dataset>/<table>, so that a --cpuprofile splits
+// by table (go tool pprof -tags, or -tagfocus=table=habermas/comparisons).
+func runTable(ctx context.Context, cfg *config.Config, id, name string, t *config.Table, b *stages.Built, src pipeline.Source, inflight int, root string, workers int, sinkMem memory.Allocator, fs sinks.FS) (res *TableResult, err error) {
+	pprof.Do(ctx, pprof.Labels("table", id+"/"+name), func(ctx context.Context) {
+		res, err = runTableLabelled(ctx, cfg, id, name, t, b, src, inflight, root, workers, sinkMem, fs)
+	})
+	return res, err
+}
+
+// runTableLabelled is runTable under its profiler label.
+func runTableLabelled(ctx context.Context, cfg *config.Config, id, name string, t *config.Table, b *stages.Built, src pipeline.Source, inflight int, root string, workers int, sinkMem memory.Allocator, fs sinks.FS) (*TableResult, error) {
 	var sink interface {
 		pipeline.Sink
 	}
