@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,29 +68,35 @@ type TSVFolder struct {
 	mu     sync.Mutex
 	packs  [][]tsvPart // a chunk's parts, until it is decoded
 	notes  []string
-	sums   []FileSum // of the files read to their end, in the order read
+	sums   []FileSum // what the last Chunks listed of a folder (FileSums)
 }
 
-// FileSum is the size and SHA-256 of one file of an input folder, taken
-// while the file was read for conversion.
+// FileSum is one file of an input folder as its source listed it: its
+// size and SHA-256, taken while the file was read for conversion.
 type FileSum struct {
 	// Name is the file's name in its folder.
 	Name   string
 	Bytes  int64
 	SHA256 [sha256.Size]byte
+	// Summed is false for a file the source passed over unread (one
+	// matching Skip): its size and sum are for the caller to take.
+	Summed bool
 }
 
 // FileSummer is a Source that hashes the files of a folder input as it
 // converts them, so that a run need not read them a second time for its
 // manifest. FileSums may be called once Chunks has returned nil: it
-// returns the files Chunks read to their end, in name order. A file the
-// source passed over (a folder, a hidden or empty file, one matching
-// Skip) is not among them; nor is any file when the input is one file.
+// returns, in name order, the files of the folder as Chunks listed it,
+// but for folders and hidden files: the ones it converted, summed as
+// they were read; empty ones, summed without reading; and the ones it
+// passed over unread (Summed false). A run's manifest thus describes the
+// files the conversion saw, not a later listing of the folder. It
+// returns nil when the input is one file.
 type FileSummer interface {
 	FileSums() []FileSum
 }
 
-// FileSums returns the sums of the folder's files the last Chunks read.
+// FileSums returns what the last Chunks listed and summed of the folder.
 func (s *TSVFolder) FileSums() []FileSum {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -156,30 +163,41 @@ func (s *TSVFolder) Notes() []string {
 // Files returns the data files the source will read, in order, and the
 // ones it passes over with why.
 func (s *TSVFolder) Files() (files []string, skipped []string, err error) {
+	files, skipped, _, err = s.list()
+	return files, skipped, err
+}
+
+// emptySum is the SHA-256 of no bytes.
+var emptySum = sha256.Sum256(nil)
+
+// list is Files, and for a folder also the files passed over that a
+// fingerprint of it lists (FileSummer): empty ones summed, the ones
+// matching Skip not.
+func (s *TSVFolder) list() (files []string, skipped []string, others []FileSum, err error) {
 	st, err := os.Stat(s.Path)
 	if err != nil {
-		return nil, nil, &DecodeError{File: s.Name, Err: err}
+		return nil, nil, nil, &DecodeError{File: s.Name, Err: err}
 	}
 	if !st.IsDir() {
-		return []string{s.Path}, nil, nil
+		return []string{s.Path}, nil, nil, nil
 	}
 	// Names only: each file is stat-ed below anyway, and os.ReadDir's
 	// entries cost about 100 bytes more a file (DeliData at 50x has 25,000).
 	dir, err := os.Open(s.Path)
 	if err != nil {
-		return nil, nil, &DecodeError{File: s.Name, Err: err}
+		return nil, nil, nil, &DecodeError{File: s.Name, Err: err}
 	}
 	names, err := dir.Readdirnames(-1)
 	dir.Close()
 	if err != nil {
-		return nil, nil, &DecodeError{File: s.Name, Err: err}
+		return nil, nil, nil, &DecodeError{File: s.Name, Err: err}
 	}
 	sort.Strings(names)
 	for _, n := range names {
 		p := filepath.Join(s.Path, n)
 		fi, err := os.Stat(p)
 		if err != nil {
-			return nil, nil, &DecodeError{File: path.Join(s.Name, n), Err: err}
+			return nil, nil, nil, &DecodeError{File: path.Join(s.Name, n), Err: err}
 		}
 		switch {
 		case fi.IsDir():
@@ -188,13 +206,15 @@ func (s *TSVFolder) Files() (files []string, skipped []string, err error) {
 			skipped = append(skipped, n+" (hidden)")
 		case matchAny(s.Skip, n):
 			skipped = append(skipped, n+" (matches skip)")
+			others = append(others, FileSum{Name: n})
 		case fi.Size() == 0:
 			skipped = append(skipped, n+" (empty)")
+			others = append(others, FileSum{Name: n, SHA256: emptySum, Summed: true})
 		default:
 			files = append(files, p)
 		}
 	}
-	return files, skipped, nil
+	return files, skipped, others, nil
 }
 
 func matchAny(globs []string, name string) bool {
@@ -211,7 +231,7 @@ func (s *TSVFolder) Chunks(ctx context.Context, emit func(pipeline.Chunk) error)
 	if _, err := s.Schema(); err != nil {
 		return err
 	}
-	files, skipped, err := s.Files()
+	files, skipped, others, err := s.list()
 	if err != nil {
 		return err
 	}
@@ -239,13 +259,17 @@ func (s *TSVFolder) Chunks(ctx context.Context, emit func(pipeline.Chunk) error)
 		return err
 	}
 	var layout *tsvLayout // the last file's, kept for the next (most share it)
-	s.mu.Lock()
-	s.sums = nil
-	s.mu.Unlock()
+	// The folder's listing for FileSums: the files passed over now, the
+	// ones read as each is read to its end, sorted by name at the end.
 	var sum hash.Hash
+	var sums []FileSum
 	if files[0] != s.Path { // a folder
 		sum = sha256.New()
+		sums = slices.Grow(others, len(files))
 	}
+	s.mu.Lock()
+	s.sums = sums
+	s.mu.Unlock()
 	for _, p := range files {
 		err := s.readFile(ctx, p, &layout, sum, func(c pipeline.Chunk, h *tsvHeader) error {
 			// A file's chunk that would take the pack past BatchBytes
@@ -267,7 +291,13 @@ func (s *TSVFolder) Chunks(ctx context.Context, emit func(pipeline.Chunk) error)
 			return err
 		}
 	}
-	return flush()
+	if err := flush(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	slices.SortFunc(s.sums, func(a, b FileSum) int { return strings.Compare(a.Name, b.Name) })
+	s.mu.Unlock()
+	return nil
 }
 
 // readFile emits the lines of file p in chunks, each with the file's
@@ -296,7 +326,7 @@ func (s *TSVFolder) readFile(ctx context.Context, p string, layout **tsvLayout, 
 		r = hr
 		defer func() {
 			if err == nil { // splitLines returns nil only at the file's end
-				fs := FileSum{Name: strings.Clone(filepath.Base(p)), Bytes: hr.n}
+				fs := FileSum{Name: strings.Clone(filepath.Base(p)), Bytes: hr.n, Summed: true}
 				sum.Sum(fs.SHA256[:0])
 				s.mu.Lock()
 				s.sums = append(s.sums, fs)

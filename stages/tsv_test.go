@@ -83,17 +83,23 @@ func TestTSVFolder(t *testing.T) {
 			t.Errorf("notes lack %s: %s", n, notes)
 		}
 	}
-	// The files converted are hashed as they are read, in name order; the
-	// ones passed over are not.
+	// The folder as listed, in name order but for hidden files: the files
+	// converted summed as they were read, the empty one summed without
+	// reading, the ones matching Skip left unsummed.
 	var sums []string
 	for _, f := range s.FileSums() {
-		if want := sha256.Sum256([]byte(files[f.Name])); f.SHA256 != want || f.Bytes != int64(len(files[f.Name])) {
-			t.Errorf("%s: sum %x, %d bytes; want %x, %d", f.Name, f.SHA256, f.Bytes, want, len(files[f.Name]))
+		switch {
+		case !f.Summed:
+			sums = append(sums, f.Name+"(unread)")
+		case f.SHA256 != sha256.Sum256([]byte(files[f.Name])) || f.Bytes != int64(len(files[f.Name])):
+			t.Errorf("%s: sum %x, %d bytes; want the sum of its %d bytes", f.Name, f.SHA256, f.Bytes, len(files[f.Name]))
+			fallthrough
+		default:
+			sums = append(sums, f.Name)
 		}
-		sums = append(sums, f.Name)
 	}
-	if got := strings.Join(sums, " "); got != "a-group b-group c-group d-group" {
-		t.Errorf("files hashed: %s", got)
+	if got, want := strings.Join(sums, " "), "__init__.py(unread) a-group b-group c-group d-group empty notes.md(unread)"; got != want {
+		t.Errorf("listed %s, want %s", got, want)
 	}
 }
 
@@ -120,7 +126,7 @@ func TestTSVFileSums(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := folder.FileSums(); len(got) != 2 || got[0].Name != "g1" || got[1].Name != "g2" || got[1].SHA256 != sha256.Sum256([]byte("id\n2\n")) {
+	if got := folder.FileSums(); len(got) != 2 || got[0].Name != "g1" || got[1].Name != "g2" || got[1].SHA256 != sha256.Sum256([]byte("id\n2\n")) || !got[1].Summed {
 		t.Errorf("sums after two reads: %+v", got)
 	}
 }

@@ -8,12 +8,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agora-etl/agora/config"
@@ -234,7 +236,7 @@ func TestFingerprintStopsWhenCancelled(t *testing.T) {
 			if tc.cancel {
 				cancel(stopped)
 			}
-			got, err := fingerprintInputs(ctx, []inputStat{{id: "in", rel: "input.bin", path: p, info: fi}}, nil)
+			got, err := fingerprintInputs(ctx, []inputStat{{id: "in", rel: "input.bin", path: p, info: fi}})
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tc.wantErr)
 			}
@@ -261,7 +263,7 @@ func TestFingerprintFolderAllocates(t *testing.T) {
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	info, err := fingerprint(t.Context(), "in", "dir", dir, fi, nil)
+	info, err := fingerprint(t.Context(), "in", "dir", dir, fi)
 	runtime.ReadMemStats(&after)
 	if err != nil || len(info.Files) != 100 {
 		t.Fatalf("fingerprint: %d files, err %v", len(info.Files), err)
@@ -273,10 +275,8 @@ func TestFingerprintFolderAllocates(t *testing.T) {
 
 // TestFingerprintFolder checks what a folder input's fingerprint lists:
 // its files in name order with their sizes and sums, and not its dot
-// files, folders or links to folders; that the folder's sum is over the
-// "name sum" lines of those files; and that a file whose sum was taken
-// while it was converted (known) is not read again, while one that has
-// left the folder since is dropped.
+// files, folders or links to folders; and that the folder's sum is over
+// the "name sum" lines of those files.
 func TestFingerprintFolder(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{"b.tsv": "b\tb\n", "a.tsv": "a\n", "c": "", ".hidden": "x"}
@@ -295,56 +295,120 @@ func TestFingerprintFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// What the conversion saw of b.tsv (not what the file holds now), and
-	// a file that is gone.
-	seen := "b\tB\n"
-	known := []stages.FileSum{{Name: "a0.tsv", Bytes: 1}, {Name: "b.tsv", Bytes: int64(len(seen)), SHA256: sha256.Sum256([]byte(seen))}}
-	for _, tc := range []struct {
-		name  string
-		known []stages.FileSum
-		b     string // b.tsv's bytes as fingerprinted
-	}{
-		{"read", nil, files["b.tsv"]},
-		{"known", known, seen},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			info, err := fingerprint(t.Context(), "in", "dir", dir, fi, tc.known)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := map[string]string{"a.tsv": files["a.tsv"], "b.tsv": tc.b, "c": files["c"]}
-			var names []string
-			var lines strings.Builder
-			var size int64
-			for _, f := range info.Files {
-				names = append(names, f.Name)
-				body := want[f.Name]
-				sum := fmt.Sprintf("%x", sha256.Sum256([]byte(body)))
-				if f.SHA256 != sum || f.Bytes != int64(len(body)) {
-					t.Errorf("%s: sha256 %s, %d bytes; want %s, %d", f.Name, f.SHA256, f.Bytes, sum, len(body))
-				}
-				fmt.Fprintf(&lines, "%s %s\n", f.Name, sum)
-				size += int64(len(body))
-			}
-			if got, want := strings.Join(names, " "), "a.tsv b.tsv c"; got != want {
-				t.Errorf("files %q, want %q", got, want)
-			}
-			if want := fmt.Sprintf("%x", sha256.Sum256([]byte(lines.String()))); info.SHA256 != want || info.Bytes != size {
-				t.Errorf("folder sha256 %s, %d bytes; want %s, %d", info.SHA256, info.Bytes, want, size)
-			}
-		})
+	info, err := fingerprint(t.Context(), "in", "dir", dir, fi)
+	if err != nil {
+		t.Fatal(err)
 	}
+	checkFolderInfo(t, info, map[string]string{"a.tsv": files["a.tsv"], "b.tsv": files["b.tsv"], "c": files["c"]})
+}
+
+// checkFolderInfo checks a folder's fingerprint against the files it
+// should list, by name and content.
+func checkFolderInfo(t *testing.T, info InputInfo, want map[string]string) {
+	t.Helper()
+	var names, wantNames []string
+	var lines strings.Builder
+	var size int64
+	for _, f := range info.Files {
+		names = append(names, f.Name)
+		body := want[f.Name]
+		sum := fmt.Sprintf("%x", sha256.Sum256([]byte(body)))
+		if f.SHA256 != sum || f.Bytes != int64(len(body)) {
+			t.Errorf("%s: sha256 %s, %d bytes; want %s, %d", f.Name, f.SHA256, f.Bytes, sum, len(body))
+		}
+		fmt.Fprintf(&lines, "%s %s\n", f.Name, sum)
+		size += int64(len(body))
+	}
+	for n := range want {
+		wantNames = append(wantNames, n)
+	}
+	slices.Sort(wantNames)
+	if got, want := strings.Join(names, " "), strings.Join(wantNames, " "); got != want {
+		t.Errorf("files %q, want %q", got, want)
+	}
+	if want := fmt.Sprintf("%x", sha256.Sum256([]byte(lines.String()))); info.SHA256 != want || info.Bytes != size {
+		t.Errorf("folder sha256 %s, %d bytes; want %s, %d", info.SHA256, info.Bytes, want, size)
+	}
+}
+
+// TestFingerprintListed checks a folder's fingerprint from its source's
+// listing: summed files are taken as summed (what the conversion read,
+// not what the file holds now), the others hashed, a name that is a
+// folder now left out, a file not in the listing not listed, and a listed
+// file that is gone an error naming it.
+func TestFingerprintListed(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"a.tsv": "a\n", "b.tsv": "b now\n", "skip.py": "x = 1\n", "new.tsv": "n\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "c"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	summed := func(name, body string) stages.FileSum {
+		return stages.FileSum{Name: name, Bytes: int64(len(body)), SHA256: sha256.Sum256([]byte(body)), Summed: true}
+	}
+	listed := []stages.FileSum{summed("a.tsv", "a\n"), summed("b.tsv", "b then\n"), {Name: "c"}, summed("empty", ""), {Name: "skip.py"}}
+	info, err := fingerprintListed(t.Context(), "in", "dir", dir, listed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFolderInfo(t, info, map[string]string{"a.tsv": "a\n", "b.tsv": "b then\n", "empty": "", "skip.py": "x = 1\n"})
+	_, err = fingerprintListed(t.Context(), "in", "dir", dir, append(listed, stages.FileSum{Name: "zz-gone"}), nil)
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "zz-gone") {
+		t.Errorf("a listed file that is gone: err = %v", err)
+	}
+}
+
+// folderChangingFS changes an input folder at the run's first rename of
+// an output file, after the (small) input has been read: it adds a file
+// and rewrites one the conversion has read.
+type folderChangingFS struct {
+	sinks.OS
+	once         sync.Once
+	dir, rewrite string
+}
+
+func (f *folderChangingFS) Rename(a, b string) error {
+	f.once.Do(func() {
+		os.WriteFile(filepath.Join(f.dir, "ffffffff-added-during-the-run"), []byte("group_id\n"), 0o644)
+		os.WriteFile(filepath.Join(f.dir, f.rewrite), []byte("changed after it was read\n"), 0o644)
+	})
+	return f.OS.Rename(a, b)
 }
 
 // TestRunFingerprintsFolderFromConversion runs DeliData, whose folder
 // input is hashed while it is converted, and checks that the manifest's
-// fingerprint of it is the one a separate read of every file gives, the
-// file the conversion passes over (__init__.py) included.
+// fingerprint of it describes the files as the conversion read them: a
+// file rewritten after it was read keeps the sum of what was converted,
+// a file added during the run is not listed (its rows are in no table),
+// and the file the conversion passes over (__init__.py) is listed with
+// its sum; the rest equals a separate hash of every file.
 func TestRunFingerprintsFolderFromConversion(t *testing.T) {
+	cfg, err := loadConfig("../../pipeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	dir := filepath.Join(data, "delidata")
+	if err := os.CopyFS(dir, os.DirFS("../../testdata/delidata")); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := fingerprint(t.Context(), "chats", "delidata", dir, fi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewrite := before.Files[0].Name
 	out := t.TempDir()
-	code, stdout, stderr := agora(t, "run", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--out", out, "--only", "delidata")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	opts := runOptions{ConfigPath: "../../pipeline.yaml", Data: data, Out: out, Only: []string{"delidata"}, Workers: 2, Mode: "overwrite", Force: true,
+		FS: &folderChangingFS{dir: dir, rewrite: rewrite}}
+	if err := runAll(t.Context(), cfg, opts, func(*DatasetResult) {}); err != nil {
+		t.Fatal(err)
 	}
 	raw, err := os.ReadFile(filepath.Join(out, "delidata", "manifest.json"))
 	if err != nil {
@@ -354,21 +418,12 @@ func TestRunFingerprintsFolderFromConversion(t *testing.T) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join("../../testdata", "delidata")
-	fi, err := os.Stat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := fingerprint(t.Context(), "chats", "delidata", p, fi, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(m.Inputs) != 1 {
 		t.Fatalf("manifest inputs %+v, want chats alone", m.Inputs)
 	}
 	got := m.Inputs[0]
-	if got.ID != want.ID || got.SHA256 != want.SHA256 || got.Bytes != want.Bytes || !slices.Equal(got.Files, want.Files) {
-		t.Errorf("manifest fingerprint %s (%d bytes, %d files), want %s (%d bytes, %d files)", got.SHA256, got.Bytes, len(got.Files), want.SHA256, want.Bytes, len(want.Files))
+	if got.ID != before.ID || got.SHA256 != before.SHA256 || got.Bytes != before.Bytes || !slices.Equal(got.Files, before.Files) {
+		t.Errorf("manifest fingerprint %s (%d bytes, %d files), want the folder as it was read: %s (%d bytes, %d files)", got.SHA256, got.Bytes, len(got.Files), before.SHA256, before.Bytes, len(before.Files))
 	}
 	if !slices.ContainsFunc(got.Files, func(f FileDigest) bool { return f.Name == "__init__.py" }) {
 		t.Error("the file the conversion passes over is not in the fingerprint")
@@ -408,5 +463,35 @@ func TestRunTableLabels(t *testing.T) {
 	}
 	if src.table != "crowdrag25/grades" || src.input != "" {
 		t.Errorf("labels table=%q input=%q, want table=crowdrag25/grades alone", src.table, src.input)
+	}
+}
+
+// TestSummedInputs checks which inputs a run fingerprints from their
+// source's own sums: DeliData's folder of TSV files, and none of
+// CrowdRAG-25's JSON Lines files.
+func TestSummedInputs(t *testing.T) {
+	cfg, err := loadConfig("../../pipeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ dataset, want string }{{"delidata", "chats"}, {"crowdrag25", ""}} {
+		t.Run(tc.dataset, func(t *testing.T) {
+			d := cfg.Datasets[tc.dataset]
+			built := map[string]*stages.Built{}
+			for _, name := range d.TableNames() {
+				b, err := stages.BuildTable(cfg, tc.dataset, name, "../../testdata", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				built[name] = b
+			}
+			var got []string
+			for id := range summedInputs(d, built) {
+				got = append(got, id)
+			}
+			if strings.Join(got, " ") != tc.want {
+				t.Errorf("summed inputs %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -288,12 +288,12 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	// are fingerprinted from those sums once the tables are written,
 	// instead of being read a second time alongside.
 	var late []inputStat
-	var lateSums func() map[string][]stages.FileSum
+	var summed map[string]stages.FileSummer
 	switch {
 	case opts.DryRun:
 		hashed <- nil
 	case same:
-		man.Inputs, err = fingerprintInputs(ctx, stats, nil)
+		man.Inputs, err = fingerprintInputs(ctx, stats)
 		if err != nil {
 			return nil, err
 		}
@@ -303,7 +303,7 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 		hashed <- nil
 	default:
 		var now []inputStat
-		summed := summedInputs(d, built)
+		summed = summedInputs(d, built)
 		for _, st := range stats {
 			if summed[st.id] != nil && st.info.IsDir() {
 				late = append(late, st)
@@ -313,19 +313,12 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 		}
 		go func() {
 			var err error
-			man.Inputs, err = fingerprintInputs(ctx, now, nil)
+			man.Inputs, err = fingerprintInputs(ctx, now)
 			if err != nil {
 				stop(err)
 			}
 			hashed <- err
 		}()
-		lateSums = func() map[string][]stages.FileSum {
-			known := map[string][]stages.FileSum{}
-			for id, src := range summed {
-				known[id] = src.FileSums()
-			}
-			return known
-		}
 	}
 	hashDone := sync.OnceValue(func() error { return <-hashed })
 	defer func() {
@@ -405,12 +398,16 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	if err := hashDone(); err != nil {
 		return nil, err
 	}
-	if len(late) > 0 {
-		more, err := fingerprintInputs(ctx, late, lateSums())
+	for _, st := range late {
+		// The folder as its source listed it when converting it: a file
+		// added since is not in the tables, so not in the manifest either.
+		info, err := fingerprintListed(ctx, st.id, st.rel, st.path, summed[st.id].FileSums(), nil)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("input %s: %w", st.id, err)
 		}
-		man.Inputs = append(man.Inputs, more...)
+		man.Inputs = append(man.Inputs, info)
+	}
+	if len(late) > 0 {
 		slices.SortFunc(man.Inputs, func(a, b InputInfo) int { return strings.Compare(a.ID, b.ID) })
 	}
 	man.Tables = results
@@ -643,16 +640,14 @@ func summedInputs(d *config.Dataset, built map[string]*stages.Built) map[string]
 }
 
 // fingerprintInputs hashes the inputs, each on its own goroutine, and
-// returns them sorted by id; known holds, by input id, the sums of files
-// taken while they were converted (see fingerprint). It stops early when
-// ctx is done.
-func fingerprintInputs(ctx context.Context, stats []inputStat, known map[string][]stages.FileSum) ([]InputInfo, error) {
+// returns them sorted by id. It stops early when ctx is done.
+func fingerprintInputs(ctx context.Context, stats []inputStat) ([]InputInfo, error) {
 	out := make([]InputInfo, len(stats))
 	errs := make([]error, len(stats))
 	var g errgroup.Group
 	for i, st := range stats {
 		g.Go(func() error {
-			out[i], errs[i] = fingerprint(ctx, st.id, st.rel, st.path, st.info, known[st.id])
+			out[i], errs[i] = fingerprint(ctx, st.id, st.rel, st.path, st.info)
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("input %s: %w", st.id, errs[i])
 			}
@@ -668,9 +663,7 @@ func fingerprintInputs(ctx context.Context, stats []inputStat, known map[string]
 }
 
 // fingerprint hashes an input file, or every file of an input folder.
-// known holds sums of the folder's files taken while they were converted
-// (stages.FileSummer), in name order: those files are not read again.
-func fingerprint(ctx context.Context, id, rel, p string, fi os.FileInfo, known []stages.FileSum) (InputInfo, error) {
+func fingerprint(ctx context.Context, id, rel, p string, fi os.FileInfo) (InputInfo, error) {
 	// One read buffer for all the files of an input: a DeliData folder
 	// holds thousands of small ones.
 	buf := make([]byte, 256<<10)
@@ -682,23 +675,30 @@ func fingerprint(ctx context.Context, id, rel, p string, fi os.FileInfo, known [
 	if err != nil {
 		return InputInfo{}, err
 	}
-	info := InputInfo{ID: id, Path: rel, Files: make([]FileDigest, 0, len(names))}
+	listed := make([]stages.FileSum, 0, len(names))
+	for _, name := range names {
+		if !strings.HasPrefix(name, ".") {
+			listed = append(listed, stages.FileSum{Name: name})
+		}
+	}
+	return fingerprintListed(ctx, id, rel, p, listed, buf)
+}
+
+// fingerprintListed fingerprints a folder input from a listing of its
+// files in name order: the ones summed already (stages.FileSummer: while
+// they were converted) as they are, the others hashed now, a name that
+// is a folder now left out. buf is the read buffer; nil makes one.
+func fingerprintListed(ctx context.Context, id, rel, p string, listed []stages.FileSum, buf []byte) (InputInfo, error) {
+	if buf == nil {
+		buf = make([]byte, 256<<10)
+	}
+	info := InputInfo{ID: id, Path: rel, Files: make([]FileDigest, 0, len(listed))}
 	h := sha256.New()
 	line := make([]byte, 0, 256)
-	for _, name := range names {
-		if strings.HasPrefix(name, ".") {
-			continue
-		}
-		for len(known) > 0 && known[0].Name < name {
-			known = known[1:] // gone from the folder since it was read
-		}
-		var sum [sha256.Size]byte
-		var size int64
-		if len(known) > 0 && known[0].Name == name {
-			sum, size = known[0].SHA256, known[0].Bytes
-			known = known[1:]
-		} else {
-			sum, size, err = folderFileSHA256(ctx, filepath.Join(p, name), buf)
+	for _, f := range listed {
+		if !f.Summed {
+			var err error
+			f.SHA256, f.Bytes, err = folderFileSHA256(ctx, filepath.Join(p, f.Name), buf)
 			if errors.Is(err, errIsDir) {
 				continue
 			}
@@ -706,10 +706,10 @@ func fingerprint(ctx context.Context, id, rel, p string, fi os.FileInfo, known [
 				return InputInfo{}, err
 			}
 		}
-		hexSum := hex.EncodeToString(sum[:])
-		info.Files = append(info.Files, FileDigest{Name: name, Bytes: size, SHA256: hexSum})
-		info.Bytes += size
-		line = append(append(append(line[:0], name...), ' '), hexSum...)
+		hexSum := hex.EncodeToString(f.SHA256[:])
+		info.Files = append(info.Files, FileDigest{Name: f.Name, Bytes: f.Bytes, SHA256: hexSum})
+		info.Bytes += f.Bytes
+		line = append(append(append(line[:0], f.Name...), ' '), hexSum...)
 		h.Write(append(line, '\n'))
 	}
 	info.SHA256 = hex.EncodeToString(h.Sum(nil))
