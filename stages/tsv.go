@@ -163,8 +163,8 @@ func (s *TSVFolder) Notes() []string {
 // Files returns the data files the source will read, in order, and the
 // ones it passes over with why.
 func (s *TSVFolder) Files() (files []string, skipped []string, err error) {
-	names, skipped, _, err := s.list()
-	if err != nil || len(names) == 0 || names[0] == s.Path {
+	names, skipped, _, folder, err := s.list()
+	if err != nil || !folder {
 		return names, skipped, err
 	}
 	for _, n := range names {
@@ -176,36 +176,36 @@ func (s *TSVFolder) Files() (files []string, skipped []string, err error) {
 // emptySum is the SHA-256 of no bytes.
 var emptySum = sha256.Sum256(nil)
 
-// list is Files, but for a folder the data files are names in it, not
-// paths (a folder of 25,000 files held 2 MB of paths while it was read),
-// and for a folder it also returns the files passed over that a
-// fingerprint of it lists (FileSummer): empty ones summed, the ones
-// matching Skip not.
-func (s *TSVFolder) list() (files []string, skipped []string, others []FileSum, err error) {
+// list is Files, but for a folder (folder true) the data files are names
+// in it, not paths (a folder of 25,000 files held 2 MB of paths while it
+// was read), and it also returns the files passed over that a
+// fingerprint of the folder lists (FileSummer): empty ones summed, the
+// ones matching Skip not.
+func (s *TSVFolder) list() (files []string, skipped []string, others []FileSum, folder bool, err error) {
 	st, err := os.Stat(s.Path)
 	if err != nil {
-		return nil, nil, nil, &DecodeError{File: s.Name, Err: err}
+		return nil, nil, nil, false, &DecodeError{File: s.Name, Err: err}
 	}
 	if !st.IsDir() {
-		return []string{s.Path}, nil, nil, nil
+		return []string{s.Path}, nil, nil, false, nil
 	}
 	// Names only: each file is stat-ed below anyway, and os.ReadDir's
 	// entries cost about 100 bytes more a file (DeliData at 50x has 25,000).
 	dir, err := os.Open(s.Path)
 	if err != nil {
-		return nil, nil, nil, &DecodeError{File: s.Name, Err: err}
+		return nil, nil, nil, false, &DecodeError{File: s.Name, Err: err}
 	}
 	names, err := dir.Readdirnames(-1)
 	dir.Close()
 	if err != nil {
-		return nil, nil, nil, &DecodeError{File: s.Name, Err: err}
+		return nil, nil, nil, false, &DecodeError{File: s.Name, Err: err}
 	}
 	sort.Strings(names)
 	for _, n := range names {
 		p := filepath.Join(s.Path, n)
 		fi, err := os.Stat(p)
 		if err != nil {
-			return nil, nil, nil, &DecodeError{File: path.Join(s.Name, n), Err: err}
+			return nil, nil, nil, false, &DecodeError{File: path.Join(s.Name, n), Err: err}
 		}
 		switch {
 		case fi.IsDir():
@@ -222,7 +222,7 @@ func (s *TSVFolder) list() (files []string, skipped []string, others []FileSum, 
 			files = append(files, n)
 		}
 	}
-	return files, skipped, others, nil
+	return files, skipped, others, true, nil
 }
 
 func matchAny(globs []string, name string) bool {
@@ -239,7 +239,7 @@ func (s *TSVFolder) Chunks(ctx context.Context, emit func(pipeline.Chunk) error)
 	if _, err := s.Schema(); err != nil {
 		return err
 	}
-	files, skipped, others, err := s.list()
+	files, skipped, others, folder, err := s.list()
 	if err != nil {
 		return err
 	}
@@ -271,7 +271,7 @@ func (s *TSVFolder) Chunks(ctx context.Context, emit func(pipeline.Chunk) error)
 	// ones read as each is read to its end, sorted by name at the end.
 	var sum hash.Hash
 	var sums []FileSum
-	if files[0] != s.Path { // a folder
+	if folder {
 		sum = sha256.New()
 		sums = slices.Grow(others, len(files))
 	}
@@ -280,7 +280,7 @@ func (s *TSVFolder) Chunks(ctx context.Context, emit func(pipeline.Chunk) error)
 	s.mu.Unlock()
 	for _, n := range files {
 		p, base := n, filepath.Base(n)
-		if sum != nil { // a folder: n is a name in it
+		if folder { // n is a name in it
 			p, base = filepath.Join(s.Path, n), n
 		}
 		err := s.readFile(ctx, p, base, &layout, sum, func(c pipeline.Chunk, h *tsvHeader) error {
@@ -313,10 +313,10 @@ func (s *TSVFolder) Chunks(ctx context.Context, emit func(pipeline.Chunk) error)
 }
 
 // readFile emits the lines of file p, named base, in chunks, each with
-// the file's header. *layout is the previous file's header layout, reused when this
-// file's header line is the same, and set to this file's. With sum
-// non-nil, the file's bytes are hashed as they are read, and once the
-// whole file is read its FileSum joins s.sums.
+// the file's header. *layout is the previous file's header layout,
+// reused when this file's header line is the same, and set to this
+// file's. With sum non-nil, the file's bytes are hashed as they are
+// read, and once the whole file is read its FileSum joins s.sums.
 func (s *TSVFolder) readFile(ctx context.Context, p, base string, layout **tsvLayout, sum hash.Hash, emit func(pipeline.Chunk, *tsvHeader) error) (err error) {
 	name := s.Name
 	if p != s.Path {

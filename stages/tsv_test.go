@@ -129,6 +129,16 @@ func TestTSVFileSums(t *testing.T) {
 	if got := folder.FileSums(); len(got) != 2 || got[0].Name != "g1" || got[1].Name != "g2" || got[1].SHA256 != sha256.Sum256([]byte("id\n2\n")) || !got[1].Summed {
 		t.Errorf("sums after two reads: %+v", got)
 	}
+	// A folder given by a bare name that holds a file of the same name is
+	// still read as a folder.
+	t.Chdir(dir)
+	os.Mkdir("g", 0o755)
+	os.WriteFile(filepath.Join("g", "g"), []byte("id\n3\n"), 0o644)
+	same := &TSVFolder{Path: "g", Name: "chats", Mem: mem, BatchRows: 10, Columns: cols}
+	rows, _, err := decodeTSV(t, same)
+	if err != nil || len(rows) != 1 || len(same.FileSums()) != 1 {
+		t.Errorf("folder g holding g: rows %v, sums %+v, err %v", rows, same.FileSums(), err)
+	}
 }
 
 func TestTSVFolderErrors(t *testing.T) {
