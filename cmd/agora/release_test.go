@@ -291,15 +291,22 @@ func TestFingerprintFolder(t *testing.T) {
 	if err := os.Symlink(filepath.Join(dir, "sub"), filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
+	info := fingerprintDir(t, "in", "dir", dir)
+	checkFolderInfo(t, info, map[string]string{"a.tsv": files["a.tsv"], "b.tsv": files["b.tsv"], "c": files["c"]})
+}
+
+// fingerprintDir fingerprints the input folder dir, failing t on error.
+func fingerprintDir(t *testing.T, id, rel, dir string) InputInfo {
+	t.Helper()
 	fi, err := os.Stat(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := fingerprint(t.Context(), "in", "dir", dir, fi)
+	info, err := fingerprint(t.Context(), id, rel, dir, fi)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFolderInfo(t, info, map[string]string{"a.tsv": files["a.tsv"], "b.tsv": files["b.tsv"], "c": files["c"]})
+	return info
 }
 
 // checkFolderInfo checks a folder's fingerprint against the files it
@@ -395,14 +402,7 @@ func TestRunFingerprintsFolderFromConversion(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS("../../testdata/delidata")); err != nil {
 		t.Fatal(err)
 	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	before, err := fingerprint(t.Context(), "chats", "delidata", dir, fi)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := fingerprintDir(t, "chats", "delidata", dir)
 	rewrite := before.Files[0].Name
 	out := t.TempDir()
 	opts := runOptions{ConfigPath: "../../pipeline.yaml", Data: data, Out: out, Only: []string{"delidata"}, Workers: 2, Mode: "overwrite", Force: true,
