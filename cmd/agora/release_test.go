@@ -486,7 +486,7 @@ func TestSummedInputs(t *testing.T) {
 				built[name] = b
 			}
 			var got []string
-			for id := range summedInputs(d, built) {
+			for id := range summedInputs(d, built, inputGroups(d)) {
 				got = append(got, id)
 			}
 			if strings.Join(got, " ") != tc.want {

@@ -287,6 +287,7 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	// (stages.FileSummer: a DeliData folder of thousands of small files)
 	// are fingerprinted from those sums once the tables are written,
 	// instead of being read a second time alongside.
+	groups := inputGroups(d)
 	var late []inputStat
 	var summed map[string]stages.FileSummer
 	switch {
@@ -303,7 +304,7 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 		hashed <- nil
 	default:
 		var now []inputStat
-		summed = summedInputs(d, built)
+		summed = summedInputs(d, built, groups)
 		for _, st := range stats {
 			if summed[st.id] != nil && st.info.IsDir() {
 				late = append(late, st)
@@ -365,17 +366,6 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	// Tables that read the same input share one decode of it: they run
 	// together, as a group, and at most groupsAtOnce groups run at once.
 	results := make([]*TableResult, len(d.TableNames()))
-	var groups [][]int
-	byInput := map[string]int{}
-	for i, name := range d.TableNames() {
-		in := d.Tables[name].Input
-		if g, ok := byInput[in]; ok {
-			groups[g] = append(groups[g], i)
-			continue
-		}
-		byInput[in] = len(groups)
-		groups = append(groups, []int{i})
-	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(groupsAtOnce(d, workers))
 	for _, group := range groups {
@@ -620,20 +610,35 @@ func statInputs(d *config.Dataset, dataRoot string) ([]inputStat, error) {
 	return out, errors.Join(errs...)
 }
 
-// summedInputs returns, by input id, the sources that hash the files they
-// convert (stages.FileSummer): for each input, the source of its first
-// table, which is the one that reads it (runGroup).
-func summedInputs(d *config.Dataset, built map[string]*stages.Built) map[string]stages.FileSummer {
-	out := map[string]stages.FileSummer{}
-	seen := map[string]bool{}
-	for _, name := range d.TableNames() {
+// inputGroups returns the tables of d (indexes into d.TableNames()) by
+// the input they read, in the order the inputs first appear: each group
+// shares one decode of its input, read by its first table's source
+// (runGroup).
+func inputGroups(d *config.Dataset) [][]int {
+	var groups [][]int
+	byInput := map[string]int{}
+	for i, name := range d.TableNames() {
 		in := d.Tables[name].Input
-		if seen[in] {
+		if g, ok := byInput[in]; ok {
+			groups[g] = append(groups[g], i)
 			continue
 		}
-		seen[in] = true
-		if fs, ok := built[name].Source.(stages.FileSummer); ok {
-			out[in] = fs
+		byInput[in] = len(groups)
+		groups = append(groups, []int{i})
+	}
+	return groups
+}
+
+// summedInputs returns, by input id, the sources that hash the files they
+// convert (stages.FileSummer): of each group's input, the source that
+// reads it, its first table's.
+func summedInputs(d *config.Dataset, built map[string]*stages.Built, groups [][]int) map[string]stages.FileSummer {
+	out := map[string]stages.FileSummer{}
+	names := d.TableNames()
+	for _, group := range groups {
+		first := names[group[0]]
+		if fs, ok := built[first].Source.(stages.FileSummer); ok {
+			out[d.Tables[first].Input] = fs
 		}
 	}
 	return out
