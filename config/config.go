@@ -236,7 +236,9 @@ type Step struct {
 // Aggregate groups rows by key columns, in the order keys first appear,
 // and computes one row per group. It keeps the state of at most 32,768
 // groups in memory; the rows of further groups wait in partition files
-// in $TMPDIR, aggregated one partition at a time at the end.
+// in $TMPDIR, aggregated one partition at a time at the end. With
+// grouped, for input that holds each group's rows together, it emits
+// groups as they end instead and holds a few thousand at most.
 type Aggregate struct {
 	// By lists the key columns.
 	By []string `yaml:"by"`
@@ -245,6 +247,13 @@ type Aggregate struct {
 	// Sort orders the groups by their keys (numbers numerically);
 	// otherwise groups come in the order their keys first appear.
 	Sort bool `yaml:"sort"`
+	// Grouped declares that the input holds each group's rows together,
+	// one group after another (DeliData: one file per group). Groups are
+	// then emitted as they end, so memory holds only the groups of the
+	// last few batches however many there are. A key that comes back
+	// after its group ended fails the run, naming the file and line.
+	// Not with sort.
+	Grouped bool `yaml:"grouped"`
 }
 
 // AggColumn is one aggregate column.

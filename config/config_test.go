@@ -93,6 +93,11 @@ func TestLoadBad(t *testing.T) {
 			want: []string{"inputs_at_once.bad.yaml:4: datasets.d.inputs_at_once: invalid value: must be 0 (as many as workers) or more, got -1"},
 			is:   ErrInvalid,
 		},
+		{
+			file: "grouped_sort.bad.yaml",
+			want: []string{"grouped_sort.bad.yaml:18: datasets.d.tables.t.steps[0].aggregate.grouped: invalid value: grouped emits groups as they end"},
+			is:   ErrInvalid,
+		},
 		{file: "syntax.bad.yaml", want: []string{"syntax.bad.yaml:", "invalid yaml"}, is: ErrSyntax},
 		{file: "wrong_type.bad.yaml", want: []string{"wrong_type.bad.yaml:2: workers: wrong type"}, is: ErrType},
 	}

@@ -290,6 +290,9 @@ func (c *Config) validateStep(p string, d *Dataset, s Step, add addFunc) {
 		if len(s.Aggregate.Columns) == 0 {
 			add(p+".aggregate.columns", ErrRequired, "declare the aggregate columns")
 		}
+		if s.Aggregate.Grouped && s.Aggregate.Sort {
+			add(p+".aggregate.grouped", ErrInvalid, "grouped emits groups as they end, in input order; sort orders them all by key: choose one")
+		}
 	}
 	if s.Derive != nil {
 		n++

@@ -36,8 +36,16 @@ import (
 // groups are merged with those in memory into the same order, so its
 // memory is bounded whatever the number of groups. It emits batches of
 // aggOutRows groups.
+//
+// Grouped (config.Aggregate.Grouped: the input holds each group's rows
+// together), it instead emits the groups it holds from Process, once
+// there are aggOutRows of them, at the first row of a new group, and
+// starts again with none; it keeps the emitted groups' key hashes in a
+// keySet, so that a key coming back is an error instead of a second row
+// for its group. It never writes partition files.
 type Aggregate struct {
 	sort      bool
+	grouped   bool
 	cfg       *config.Aggregate
 	keep      []int // input columns read
 	mem       memory.Allocator
@@ -59,6 +67,12 @@ type Aggregate struct {
 	firsts  *rowStore // key columns and line of each group's first row
 	accs    []accumulator
 	keyBuf  []byte
+
+	// Grouped only: the keys of the groups emitted, and the key of the
+	// last row folded (open says there was one).
+	done *keySet
+	last keyHash
+	open bool
 }
 
 type aggFn struct {
@@ -141,6 +155,14 @@ func newAggregate(mem memory.Allocator, in *arrow.Schema, keep []int, cfg *confi
 	}
 	a := &Aggregate{mem: mem, cfg: cfg, in: in, keep: keep, by: by, sort: cfg.Sort, line: colIndex(in, pipeline.LineColumn),
 		seq: in.NumFields() - 1, level: level, memGroups: AggregateMemGroups, index: map[keyHash]int{}}
+	if cfg.Grouped && level == 0 {
+		if cfg.Sort {
+			return nil, fmt.Errorf("aggregate: grouped emits groups as they end, sort orders them all by key: choose one")
+		}
+		// Groups leave memory as they end, so a batch's worth at most is
+		// held: no partition files.
+		a.grouped, a.done, a.memGroups = true, newKeySet(), math.MaxInt
+	}
 	var fields []arrow.Field
 	for _, c := range by {
 		fields = append(fields, in.Field(c))
@@ -187,18 +209,40 @@ func (a *Aggregate) start() {
 // Process folds the batch into the groups' state, or writes the rows of
 // groups past the memory budget to their partition file; it returns
 // nothing until Flush.
-func (a *Aggregate) Process(ctx context.Context, full arrow.RecordBatch, _ *pipeline.Rejects) (arrow.RecordBatch, error) {
+func (a *Aggregate) Process(ctx context.Context, full arrow.RecordBatch, _ *pipeline.Rejects) (_ arrow.RecordBatch, err error) {
 	b := a.numbered(full)
 	defer b.Release()
+	var out arrow.RecordBatch // grouped: the groups that ended
+	defer func() {
+		if err != nil && out != nil {
+			out.Release()
+		}
+	}()
 	var spill [aggParts][]int64
 	for i := 0; i < int(b.NumRows()); i++ {
 		k := hashRowKey(&a.keyBuf, b, a.by, i)
 		g, ok := a.index[k]
+		if a.grouped && (!a.open || k != a.last) {
+			// The last row's group ended. Unless k is a group still held
+			// (rows out of order, but not yet wrong), all held groups
+			// have: emit them, once there are enough for a batch.
+			if out == nil && !ok && a.ngroups >= int(aggOutRows) {
+				if out, err = a.emitHeld(ctx, b); err != nil {
+					return nil, err
+				}
+			}
+			a.last, a.open = k, true
+		}
 		if !ok {
 			if a.ngroups >= a.memGroups && a.level < aggMaxLevel {
 				p := partOf(k, a.level)
 				spill[p] = append(spill[p], int64(i))
 				continue
+			}
+			if a.done != nil {
+				if err := a.checkNotDone(k, full, b, i); err != nil {
+					return nil, err
+				}
 			}
 			g = a.ngroups
 			a.ngroups++
@@ -209,15 +253,72 @@ func (a *Aggregate) Process(ctx context.Context, full arrow.RecordBatch, _ *pipe
 			acc.add(b, i, g)
 		}
 	}
-	if err := a.firsts.endBatch(ctx, b); err != nil {
+	if err := a.endBatch(ctx, b); err != nil {
 		return nil, err
+	}
+	return out, a.spillRows(ctx, b, &spill)
+}
+
+// endBatch copies out of b what the groups chose of it.
+func (a *Aggregate) endBatch(ctx context.Context, b arrow.RecordBatch) error {
+	if err := a.firsts.endBatch(ctx, b); err != nil {
+		return err
 	}
 	for _, acc := range a.accs {
 		if err := acc.endBatch(ctx, b); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return nil, a.spillRows(ctx, b, &spill)
+	return nil
+}
+
+// emitHeld (grouped) ends every group in memory, in the middle of b:
+// it returns their rows (FlushTo's batch, the caller's), records their
+// keys as done and starts again with no groups.
+func (a *Aggregate) emitHeld(ctx context.Context, b arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if err := a.endBatch(ctx, b); err != nil {
+		return nil, err
+	}
+	held, err := a.inMemory(ctx)
+	if err != nil || held == nil {
+		return nil, err
+	}
+	defer held.Release()
+	for k := range a.index {
+		if err := a.done.set(k, 0); err != nil {
+			return nil, fmt.Errorf("aggregate: %w", err)
+		}
+	}
+	a.releaseState()
+	a.start()
+	// Without the row numbers, as FlushTo.
+	return array.NewRecordBatch(a.schema, held.Columns()[:a.schema.NumFields()], held.NumRows()), nil
+}
+
+// checkNotDone (grouped) returns an error naming row i's file and line
+// when its key is one of a group already emitted: the input does not hold
+// each group's rows together, and the group would come out twice.
+func (a *Aggregate) checkNotDone(k keyHash, full, b arrow.RecordBatch, i int) error {
+	_, seen, err := a.done.get(k)
+	if err != nil {
+		return fmt.Errorf("aggregate: %w", err)
+	}
+	if !seen {
+		return nil
+	}
+	key := make([]string, len(a.by))
+	for j, c := range a.by {
+		key[j] = fmt.Sprintf("%s=%s", a.in.Field(c).Name, valueString(b.Column(c), i))
+		if b.Column(c).IsNull(i) {
+			key[j] = a.in.Field(c).Name + "=null"
+		}
+	}
+	where := fmt.Sprintf("line %d", pipeline.LineOf(full, i))
+	if f := pipeline.FileOf(full, i); f != "" {
+		where = f + " " + where
+	}
+	return fmt.Errorf("aggregate: grouped: %s: the group of %s comes again after it ended; the input does not hold each group's rows together (leave grouped out)",
+		where, strings.Join(key, ", "))
 }
 
 // numbered returns the columns of full the aggregation reads and the
@@ -242,6 +343,9 @@ func (a *Aggregate) numbered(full arrow.RecordBatch) arrow.RecordBatch {
 // Close releases the groups' state and removes the partition files.
 func (a *Aggregate) Close() {
 	a.releaseState()
+	if a.done != nil {
+		a.done.close()
+	}
 	for _, f := range a.parts {
 		if f != nil {
 			f.remove()

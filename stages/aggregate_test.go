@@ -541,3 +541,178 @@ func TestAggregateFlushStops(t *testing.T) {
 		})
 	}
 }
+
+// groupedBatches makes batches (JSON) of rows whose groups come one
+// after another, each group's rows spread over batch boundaries.
+func groupedBatches(r *rand.Rand, groups, perBatch int) []string {
+	var rows []string
+	line := 0
+	row := func(g int) string {
+		line++
+		gs := fmt.Sprintf("%q", fmt.Sprintf("g%d", g))
+		if g == 5 {
+			gs = "null"
+		}
+		return fmt.Sprintf(`{"g":%s,"v":"v%d","n":%d,"l":["x%d","y%d"],"_line":%d,"_file":"f%d"}`,
+			gs, r.IntN(100), r.IntN(1000)-500, r.IntN(4), r.IntN(4), line, g)
+	}
+	for g := 0; g < groups; g++ {
+		n := 1 + r.IntN(12)
+		for k := 0; k < n; k++ {
+			rows = append(rows, row(g))
+		}
+	}
+	var batches []string
+	for len(rows) > 0 {
+		n := min(len(rows), 1+r.IntN(2*perBatch))
+		batches = append(batches, "["+strings.Join(rows[:n], ",")+"]")
+		rows = rows[n:]
+	}
+	return batches
+}
+
+// TestAggregateGrouped: on input whose groups come one after another, a
+// grouped aggregate gives the rows, order and columns of the plain one,
+// but emits groups from Process as they end and holds no more than
+// aggOutRows groups and a batch's.
+func TestAggregateGrouped(t *testing.T) {
+	s := tcSchema(t, "g:string", "v:string", "n:int64", "l:list<string>", "_line:int64", "_file:string")
+	setForTest(t, &aggOutRows, 16)
+	aggMemGroups(t, 1<<20)
+	cols := []config.AggColumn{
+		{Name: "rows", Fn: "count"},
+		{Name: "f", Fn: "first", Args: []string{"v"}},
+		{Name: "la", Fn: "last", Args: []string{"v"}},
+		{Name: "lo", Fn: "min", Args: []string{"n"}},
+		{Name: "sum", Fn: "sum", Args: []string{"n"}},
+		{Name: "u", Fn: "union", Args: []string{"l", "v"}},
+	}
+	for _, tc := range []struct {
+		name     string
+		groups   int
+		perBatch int
+	}{
+		{"small batches", 500, 5},
+		{"batches of many groups", 500, 300},
+		{"fewer groups than a batch of output", 10, 7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			batches := groupedBatches(rand.New(rand.NewPCG(7, uint64(tc.groups+tc.perBatch))), tc.groups, tc.perBatch)
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			want := aggRun(t, mem, s, &config.Aggregate{By: []string{"g"}, Columns: cols}, batches...)
+			if len(want) < tc.groups*9/10 {
+				t.Fatalf("%d groups, want about %d", len(want), tc.groups)
+			}
+
+			a, err := NewAggregate(mem, s, &config.Aggregate{By: []string{"g"}, Columns: cols, Grouped: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			var got []string
+			emitted, held := 0, 0
+			for _, js := range batches {
+				in := tcBatch(t, mem, s, js)
+				out, err := a.Process(t.Context(), in, &pipeline.Rejects{})
+				if err != nil {
+					in.Release()
+					t.Fatal(err)
+				}
+				held = max(held, a.ngroups-int(in.NumRows()))
+				in.Release()
+				if out != nil {
+					if !out.Schema().Equal(a.Schema()) {
+						t.Errorf("schema %s, want %s", out.Schema(), a.Schema())
+					}
+					emitted++
+					got = append(got, tcRows(out)...)
+					out.Release()
+				}
+			}
+			err = a.FlushTo(t.Context(), func(b arrow.RecordBatch, _ *pipeline.Rejects) error {
+				got = append(got, tcRows(b)...)
+				b.Release()
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tcEqual(t, "rows", got, want)
+			if many := len(want) > 2*int(aggOutRows); many != (emitted > 0) {
+				t.Errorf("Process emitted %d batches for %d groups", emitted, len(want))
+			}
+			if held > int(aggOutRows) {
+				t.Errorf("held %d groups besides a batch's; want at most %d", held, aggOutRows)
+			}
+			spillEmpty(t)
+		})
+	}
+}
+
+// TestAggregateGroupedKeyComesBack: a key whose group was emitted is an
+// error naming the row's file and line, not a second row for the group;
+// one still held is folded into its group.
+func TestAggregateGroupedKeyComesBack(t *testing.T) {
+	s := tcSchema(t, "g:string", "_line:int64", "_file:string")
+	setForTest(t, &aggOutRows, 2)
+	cfg := &config.Aggregate{By: []string{"g"}, Columns: []config.AggColumn{{Name: "n", Fn: "count"}}, Grouped: true}
+	for _, tc := range []struct {
+		name    string
+		batches []string
+		err     string // "" for none
+	}{
+		{"held, folded", []string{`[{"g":"a","_line":1,"_file":"x"},{"g":"b","_line":2,"_file":"x"},{"g":"a","_line":3,"_file":"x"}]`}, ""},
+		{"emitted, an error", []string{
+			`[{"g":"a","_line":1,"_file":"x"},{"g":"b","_line":2,"_file":"x"},{"g":"c","_line":3,"_file":"y"}]`,
+			`[{"g":"d","_line":1,"_file":"z"},{"g":"a","_line":7,"_file":"z"}]`,
+		}, "z line 7: the group of g=a comes again after it ended"},
+		{"interleaved past a batch of output, an error", []string{
+			`[{"g":"a","_line":1,"_file":"x"},{"g":"b","_line":2,"_file":"x"},{"g":"c","_line":3,"_file":"x"},{"g":"b","_line":4,"_file":"x"}]`,
+		}, "x line 4: the group of g=b comes again"},
+		{"null key emitted, an error", []string{
+			`[{"g":null,"_line":1,"_file":"x"},{"g":"b","_line":2,"_file":"x"},{"g":"c","_line":3,"_file":"y"}]`,
+			`[{"g":null,"_line":4,"_file":"y"}]`,
+		}, "y line 4: the group of g=null comes again"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			a, err := NewAggregate(mem, s, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			for _, js := range tc.batches {
+				in := tcBatch(t, mem, s, js)
+				var out arrow.RecordBatch
+				out, err = a.Process(t.Context(), in, &pipeline.Rejects{})
+				in.Release()
+				if out != nil {
+					out.Release()
+				}
+				if err != nil {
+					break
+				}
+			}
+			if tc.err == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, err := a.Flush(t.Context(), &pipeline.Rejects{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer out.Release()
+				tcEqual(t, "rows", tcRows(out), []string{`1:{"g":"a","n":2}`, `2:{"g":"b","n":1}`})
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("error %v, want one with %q", err, tc.err)
+			}
+		})
+	}
+	if _, err := NewAggregate(memory.DefaultAllocator, s, &config.Aggregate{By: []string{"g"}, Columns: cfg.Columns, Grouped: true, Sort: true}); err == nil {
+		t.Error("grouped and sort: no error")
+	}
+}
