@@ -40,9 +40,9 @@ import (
 // Grouped (config.Aggregate.Grouped: the input holds each group's rows
 // together), it instead emits the groups it holds from Process, once
 // there are aggOutRows of them, at the first row of a new group, and
-// starts again with none; it keeps the emitted groups' key hashes in a
-// keySet, so that a key coming back is an error instead of a second row
-// for its group. It never writes partition files.
+// starts again with none. A key that comes back after its group ended
+// (after rows of another key) is an error: it keeps the emitted groups'
+// key hashes in a keySet to know them. It never writes partition files.
 type Aggregate struct {
 	sort      bool
 	grouped   bool
@@ -223,10 +223,13 @@ func (a *Aggregate) Process(ctx context.Context, full arrow.RecordBatch, _ *pipe
 		k := hashRowKey(&a.keyBuf, b, a.by, i)
 		g, ok := a.index[k]
 		if a.grouped && (!a.open || k != a.last) {
-			// The last row's group ended. Unless k is a group still held
-			// (rows out of order, but not yet wrong), all held groups
-			// have: emit them, once there are enough for a batch.
-			if out == nil && !ok && a.ngroups >= int(aggOutRows) {
+			// The last row's group ended, and with it every group held:
+			// emit them, once there are enough for a batch. A key held
+			// is a group that ended coming back, as one emitted would be.
+			if ok {
+				return nil, a.comesAgain(full, b, i)
+			}
+			if out == nil && a.ngroups >= int(aggOutRows) {
 				if out, err = a.emitHeld(ctx, b); err != nil {
 					return nil, err
 				}
@@ -286,7 +289,7 @@ func (a *Aggregate) emitHeld(ctx context.Context, b arrow.RecordBatch) (arrow.Re
 	defer held.Release()
 	for k := range a.index {
 		if err := a.done.set(k, 0); err != nil {
-			return nil, fmt.Errorf("aggregate: %w", err)
+			return nil, fmt.Errorf("grouped: %w", err)
 		}
 	}
 	a.releaseState()
@@ -295,17 +298,25 @@ func (a *Aggregate) emitHeld(ctx context.Context, b arrow.RecordBatch) (arrow.Re
 	return array.NewRecordBatch(a.schema, held.Columns()[:a.schema.NumFields()], held.NumRows()), nil
 }
 
-// checkNotDone (grouped) returns an error naming row i's file and line
-// when its key is one of a group already emitted: the input does not hold
-// each group's rows together, and the group would come out twice.
+// checkNotDone (grouped) returns comesAgain's error when row i's key is
+// one of a group already emitted.
 func (a *Aggregate) checkNotDone(k keyHash, full, b arrow.RecordBatch, i int) error {
 	_, seen, err := a.done.get(k)
 	if err != nil {
-		return fmt.Errorf("aggregate: %w", err)
+		return fmt.Errorf("grouped: %w", err)
 	}
 	if !seen {
 		return nil
 	}
+	return a.comesAgain(full, b, i)
+}
+
+// comesAgain (grouped) is the error for row i of b (full, as Process got
+// it), whose group ended before it, naming its file, line and key: the
+// input does not hold each group's rows together. Held or emitted, the
+// group is an error alike, so that what fails does not depend on where
+// the input's batches end.
+func (a *Aggregate) comesAgain(full, b arrow.RecordBatch, i int) error {
 	key := make([]string, len(a.by))
 	for j, c := range a.by {
 		key[j] = fmt.Sprintf("%s=%s", a.in.Field(c).Name, valueString(b.Column(c), i))
@@ -317,7 +328,7 @@ func (a *Aggregate) checkNotDone(k keyHash, full, b arrow.RecordBatch, i int) er
 	if f := pipeline.FileOf(full, i); f != "" {
 		where = f + " " + where
 	}
-	return fmt.Errorf("aggregate: grouped: %s: the group of %s comes again after it ended; the input does not hold each group's rows together (leave grouped out)",
+	return fmt.Errorf("grouped: %s: the group of %s comes again after it ended; the input does not hold each group's rows together (leave grouped out)",
 		where, strings.Join(key, ", "))
 }
 

@@ -650,9 +650,9 @@ func TestAggregateGrouped(t *testing.T) {
 	}
 }
 
-// TestAggregateGroupedKeyComesBack: a key whose group was emitted is an
-// error naming the row's file and line, not a second row for the group;
-// one still held is folded into its group.
+// TestAggregateGroupedKeyComesBack: a key whose group ended, emitted or
+// still held, is an error naming the row's file and line, not a second
+// row for the group or a quiet merge.
 func TestAggregateGroupedKeyComesBack(t *testing.T) {
 	s := tcSchema(t, "g:string", "_line:int64", "_file:string")
 	setForTest(t, &aggOutRows, 2)
@@ -662,7 +662,12 @@ func TestAggregateGroupedKeyComesBack(t *testing.T) {
 		batches []string
 		err     string // "" for none
 	}{
-		{"held, folded", []string{`[{"g":"a","_line":1,"_file":"x"},{"g":"b","_line":2,"_file":"x"},{"g":"a","_line":3,"_file":"x"}]`}, ""},
+		{"together across batches", []string{
+			`[{"g":"a","_line":1,"_file":"x"},{"g":"a","_line":2,"_file":"x"}]`,
+			`[{"g":"a","_line":3,"_file":"x"},{"g":"b","_line":4,"_file":"x"}]`,
+			`[{"g":"b","_line":5,"_file":"y"}]`,
+		}, ""},
+		{"held, an error", []string{`[{"g":"a","_line":1,"_file":"x"},{"g":"b","_line":2,"_file":"x"},{"g":"a","_line":3,"_file":"x"}]`}, "x line 3: the group of g=a comes again after it ended"},
 		{"emitted, an error", []string{
 			`[{"g":"a","_line":1,"_file":"x"},{"g":"b","_line":2,"_file":"x"},{"g":"c","_line":3,"_file":"y"}]`,
 			`[{"g":"d","_line":1,"_file":"z"},{"g":"a","_line":7,"_file":"z"}]`,
@@ -704,7 +709,7 @@ func TestAggregateGroupedKeyComesBack(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer out.Release()
-				tcEqual(t, "rows", tcRows(out), []string{`1:{"g":"a","n":2}`, `2:{"g":"b","n":1}`})
+				tcEqual(t, "rows", tcRows(out), []string{`1:{"g":"a","n":3}`, `4:{"g":"b","n":2}`})
 				return
 			}
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
