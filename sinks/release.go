@@ -1,10 +1,11 @@
 package sinks
 
 import (
-	"bytes"
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -49,26 +50,44 @@ func (r *Release) Dir() string { return r.staging }
 // Target is the folder the release is published to.
 func (r *Release) Target() string { return filepath.Join(r.out, r.dataset) }
 
-// WriteJSON writes v as indented JSON into the staging folder and syncs it.
+// WriteJSON writes v as indented JSON (two spaces, HTML left unescaped)
+// into the staging folder and syncs it.
 func (r *Release) WriteJSON(name string, v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	return r.WriteStream(name, func(w io.Writer) error { return EncodeJSON(w, v) })
+}
+
+// EncodeJSON writes v to w as WriteJSON lays it out: indented by two
+// spaces, HTML left unescaped, a newline at the end.
+func EncodeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	return r.WriteFile(name, buf.Bytes())
+	return enc.Encode(v)
 }
 
 // WriteFile writes a file into the staging folder and syncs it.
 func (r *Release) WriteFile(name string, data []byte) error {
+	return r.WriteStream(name, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteStream creates a file in the staging folder, lets write fill it
+// through a buffer, and syncs it: a file written in pieces (a manifest
+// listing thousands of files) is never held whole in memory.
+func (r *Release) WriteStream(name string, write func(w io.Writer) error) error {
 	p := filepath.Join(r.staging, name)
 	f, err := r.fs.Create(p)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err := write(bw); err != nil {
+		f.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
 		f.Close()
 		return err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -401,7 +400,7 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 		slices.SortFunc(man.Inputs, func(a, b InputInfo) int { return strings.Compare(a.ID, b.ID) })
 	}
 	man.Tables = results
-	if err := rel.WriteJSON("manifest.json", man); err != nil {
+	if err := rel.WriteStream("manifest.json", func(w io.Writer) error { return writeManifest(w, man) }); err != nil {
 		return nil, err
 	}
 	if err := rel.WriteJSON("datapackage.json", dataPackage(id, d, results)); err != nil {
@@ -411,9 +410,7 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 		return nil, err
 	}
 	if opts.Mode != "overwrite" && sinks.Published(opts.Out, id) {
-		old, _ := os.ReadFile(filepath.Join(opts.Out, id, "manifest.json"))
-		now, _ := os.ReadFile(filepath.Join(rel.Dir(), "manifest.json"))
-		if !bytes.Equal(old, now) {
+		if !sameFile(filepath.Join(opts.Out, id, "manifest.json"), filepath.Join(rel.Dir(), "manifest.json")) {
 			return nil, fmt.Errorf("%w: %s was made from other inputs, config or agora version; run with --mode overwrite to replace it", ErrExists, filepath.Join(opts.Out, id))
 		}
 	}
