@@ -249,8 +249,8 @@ type Aggregate struct {
 	Sort bool `yaml:"sort"`
 	// Grouped declares that the input holds each group's rows together,
 	// one group after another (DeliData: one file per group). Groups are
-	// then emitted as they end, so memory holds only the groups of the
-	// last few batches however many there are. A key that comes back
+	// then emitted as they end, so memory holds at most 4,096 groups and
+	// those of one batch, however many there are. A key that comes back
 	// after its group ended fails the run, naming the file and line.
 	// Not with sort.
 	Grouped bool `yaml:"grouped"`

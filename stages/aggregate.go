@@ -208,7 +208,9 @@ func (a *Aggregate) start() {
 
 // Process folds the batch into the groups' state, or writes the rows of
 // groups past the memory budget to their partition file; it returns
-// nothing until Flush.
+// nothing until Flush. Grouped, it returns the groups that ended in the
+// batch, once aggOutRows have (one batch at most, the caller's), and
+// nothing otherwise.
 func (a *Aggregate) Process(ctx context.Context, full arrow.RecordBatch, _ *pipeline.Rejects) (_ arrow.RecordBatch, err error) {
 	b := a.numbered(full)
 	defer b.Release()
