@@ -238,7 +238,7 @@ type Step struct {
 // groups in memory; the rows of further groups wait in partition files
 // in $TMPDIR, aggregated one partition at a time at the end. With
 // grouped, for input that holds each group's rows together, it emits
-// groups as they end instead and holds a few thousand at most.
+// groups as they end instead and holds at most 4,096 and one batch's.
 type Aggregate struct {
 	// By lists the key columns.
 	By []string `yaml:"by"`

@@ -208,9 +208,9 @@ func (a *Aggregate) start() {
 
 // Process folds the batch into the groups' state, or writes the rows of
 // groups past the memory budget to their partition file; it returns
-// nothing until Flush. Grouped, it returns the groups that ended in the
-// batch, once aggOutRows have (one batch at most, the caller's), and
-// nothing otherwise.
+// nothing until Flush. Grouped, it returns the groups held that had
+// ended by the first row of a new group, once aggOutRows had (at most
+// one batch per call, the caller's), and nothing otherwise.
 func (a *Aggregate) Process(ctx context.Context, full arrow.RecordBatch, _ *pipeline.Rejects) (_ arrow.RecordBatch, err error) {
 	b := a.numbered(full)
 	defer b.Release()
@@ -261,7 +261,10 @@ func (a *Aggregate) Process(ctx context.Context, full arrow.RecordBatch, _ *pipe
 	if err := a.endBatch(ctx, b); err != nil {
 		return nil, err
 	}
-	return out, a.spillRows(ctx, b, &spill)
+	if err := a.spillRows(ctx, b, &spill); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // endBatch copies out of b what the groups chose of it.
