@@ -352,30 +352,49 @@ func BenchmarkAggregate(b *testing.B) {
 	batches = append(batches, rb.NewRecordBatch())
 	rb.Release()
 	defer releaseBatches(batches)
-	cfg := &config.Aggregate{By: []string{"round", "iter"}, Sort: true, Columns: []config.AggColumn{
+	cols := []config.AggColumn{
 		{Name: "who", Fn: "union", Args: []string{"who"}},
 		{Name: "cands", Fn: "union", Args: []string{"cands"}},
 		{Name: "first", Fn: "first", Args: []string{"who"}},
 		{Name: "n", Fn: "count"},
-	}}
-	for _, groups := range []int{1 << 20, 4096} {
-		b.Run(fmt.Sprintf("memGroups=%d", groups), func(b *testing.B) {
-			aggMemGroups(b, groups)
+	}
+	// The rows of each (round, iter) come together, four at a time, so
+	// the same input serves the grouped aggregate; max_groups_held is
+	// the most groups in memory after a batch (50,000 in all).
+	for _, tc := range []struct {
+		name      string
+		memGroups int
+		cfg       config.Aggregate
+	}{
+		{"memGroups=1048576", 1 << 20, config.Aggregate{By: []string{"round", "iter"}, Sort: true, Columns: cols}},
+		{"memGroups=4096", 4096, config.Aggregate{By: []string{"round", "iter"}, Sort: true, Columns: cols}},
+		{"first-seen", 1 << 20, config.Aggregate{By: []string{"round", "iter"}, Columns: cols}},
+		{"grouped", 1 << 20, config.Aggregate{By: []string{"round", "iter"}, Columns: cols, Grouped: true}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			aggMemGroups(b, tc.memGroups)
+			held := 0
 			for b.Loop() {
-				a, err := NewAggregate(mem, s, cfg)
+				a, err := NewAggregate(mem, s, &tc.cfg)
 				if err != nil {
 					b.Fatal(err)
 				}
 				for _, x := range batches {
-					if _, err := a.Process(context.Background(), x, nil); err != nil {
+					out, err := a.Process(context.Background(), x, nil)
+					if err != nil {
 						b.Fatal(err)
 					}
+					if out != nil {
+						out.Release()
+					}
+					held = max(held, a.ngroups)
 				}
 				err = a.FlushTo(context.Background(), func(x arrow.RecordBatch, _ *pipeline.Rejects) error { x.Release(); return nil })
 				if err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(held), "max_groups_held")
 			b.ReportMetric(float64(rowsOf(batches))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		})
 	}
