@@ -66,9 +66,6 @@ func (t *keyTable) size() int { return len(t.slots) - keyTableSlack }
 // false), or len(t.slots) when that slot would be past the slack.
 func (t *keyTable) slot(k keyHash) (i int, found bool) {
 	i = int(uint64(k[0]) >> t.shift) // shift 32 (one slot) gives 0
-	if i >= len(t.slots) {
-		return len(t.slots), false // no slots: a closed key set's
-	}
 	for ; i < len(t.slots); i++ {
 		switch t.slots[i].key {
 		case k:
@@ -77,7 +74,9 @@ func (t *keyTable) slot(k keyHash) (i int, found bool) {
 			return i, false
 		}
 	}
-	return i, false
+	// Past the slack, or a table without slots (a closed key set's,
+	// where the home is past the end).
+	return len(t.slots), false
 }
 
 // get returns the value held for k.
