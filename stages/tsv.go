@@ -160,27 +160,15 @@ func (s *TSVFolder) Notes() []string {
 	return append([]string(nil), s.notes...)
 }
 
-// Files returns the data files the source will read, in order, and the
-// ones it passes over with why.
-func (s *TSVFolder) Files() (files []string, skipped []string, err error) {
-	names, skipped, _, folder, err := s.list()
-	if err != nil || !folder {
-		return names, skipped, err
-	}
-	for _, n := range names {
-		files = append(files, filepath.Join(s.Path, n))
-	}
-	return files, skipped, nil
-}
-
 // emptySum is the SHA-256 of no bytes.
 var emptySum = sha256.Sum256(nil)
 
-// list is Files, but for a folder (folder true) the data files are names
-// in it, not paths (a folder of 25,000 files held 2 MB of paths while it
-// was read), and it also returns the files passed over that a
+// list returns the data files the source will read, in order, and the
+// ones it passes over with why. For a folder (folder true) the data files
+// are names in it, not paths (a folder of 25,000 files held 2 MB of paths
+// while it was read), and others are the files passed over that a
 // fingerprint of the folder lists (FileSummer): empty ones summed, the
-// ones matching Skip not.
+// ones matching Skip not. A single file is its path.
 func (s *TSVFolder) list() (files []string, skipped []string, others []FileSum, folder bool, err error) {
 	st, err := os.Stat(s.Path)
 	if err != nil {
