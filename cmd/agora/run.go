@@ -673,7 +673,7 @@ func fingerprint(ctx context.Context, id, rel, p string, fi os.FileInfo) (InputI
 		sum, err := fileSHA256(ctx, p, buf)
 		return InputInfo{ID: id, Path: rel, Bytes: fi.Size(), SHA256: hex.EncodeToString(sum[:])}, err
 	}
-	names, err := readDirNames(p)
+	names, err := stages.ReadDirNames(p)
 	if err != nil {
 		return InputInfo{}, err
 	}
@@ -716,21 +716,6 @@ func fingerprintListed(ctx context.Context, id, rel, p string, listed []stages.F
 	}
 	info.SHA256 = hex.EncodeToString(h.Sum(nil))
 	return info, nil
-}
-
-// readDirNames returns the names in the folder p, sorted.
-func readDirNames(p string) ([]string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return nil, err
-	}
-	slices.Sort(names)
-	return names, nil
 }
 
 // errIsDir is folderFileSHA256's answer for a folder inside the folder.
