@@ -98,6 +98,14 @@ func TestLoadBad(t *testing.T) {
 			want: []string{"grouped_sort.bad.yaml:18: datasets.d.tables.t.steps[0].aggregate.grouped: invalid value: grouped emits groups as they end"},
 			is:   ErrInvalid,
 		},
+		{
+			file: "grouped_derive.bad.yaml",
+			want: []string{
+				"grouped_derive.bad.yaml:16: datasets.d.tables.t.steps[0].derive[0].grouped: invalid value: grouped applies to lag and fill_down, not occurrence",
+				"grouped_derive.bad.yaml:17: datasets.d.tables.t.steps[0].derive[1].grouped: invalid value: grouped needs the key columns in by",
+			},
+			is: ErrInvalid,
+		},
 		{file: "syntax.bad.yaml", want: []string{"syntax.bad.yaml:", "invalid yaml"}, is: ErrSyntax},
 		{file: "wrong_type.bad.yaml", want: []string{"wrong_type.bad.yaml:2: workers: wrong type"}, is: ErrType},
 	}

@@ -317,16 +317,24 @@ func (a *Aggregate) checkNotDone(k keyHash, full, b arrow.RecordBatch, i int) er
 }
 
 // comesAgain (grouped) is the error for row i of b (full, as Process got
-// it), whose group ended before it, naming its file, line and key: the
-// input does not hold each group's rows together. Held or emitted, the
-// group is an error alike, so that what fails does not depend on where
-// the input's batches end.
+// it), whose group ended before it: the input does not hold each group's
+// rows together. Held or emitted, the group is an error alike, so that
+// what fails does not depend on where the input's batches end.
 func (a *Aggregate) comesAgain(full, b arrow.RecordBatch, i int) error {
-	key := make([]string, len(a.by))
-	for j, c := range a.by {
-		key[j] = fmt.Sprintf("%s=%s", a.in.Field(c).Name, valueString(b.Column(c), i))
+	return groupComesAgain(full, b, a.by, i)
+}
+
+// groupComesAgain is the error of a grouped step (an aggregate, lag or
+// fill_down) for row i, whose key's rows ended before it, naming its
+// file, line and key: keys are columns by of b, the file and line are
+// full's (b itself or the columns of it the step reads).
+func groupComesAgain(full, b arrow.RecordBatch, by []int, i int) error {
+	key := make([]string, len(by))
+	for j, c := range by {
+		name := b.Schema().Field(c).Name
+		key[j] = fmt.Sprintf("%s=%s", name, valueString(b.Column(c), i))
 		if b.Column(c).IsNull(i) {
-			key[j] = a.in.Field(c).Name + "=null"
+			key[j] = name + "=null"
 		}
 	}
 	where := fmt.Sprintf("line %d", pipeline.LineOf(full, i))

@@ -417,7 +417,7 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		return windowTake(mem, in, idx[0], keys, false)
+		return windowTake(mem, in, idx[0], keys, false, d.Grouped)
 	})
 
 	Register("fill_down", "[column], by: [key columns]", "The last non-null value so far among rows with the same key, this row included (input order): spreads a group's INITIAL-row value to its later rows.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
@@ -429,6 +429,6 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		return windowTake(mem, in, idx[0], keys, true)
+		return windowTake(mem, in, idx[0], keys, true, d.Grouped)
 	})
 }

@@ -3,6 +3,7 @@ package stages
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -21,9 +22,22 @@ import (
 // seen so far does: rebuilding the carry of every key for each batch
 // made DeliData at 50× (25,000 groups) spend a fifth of its CPU sorting
 // the keys, and grew with the square of the input.
-func windowTake(mem memory.Allocator, in *arrow.Schema, col int, keys []int, fill bool) (*Deriver, error) {
+//
+// Grouped (config.Derivation.Grouped: the input holds each key's rows
+// together), it carries the value of the last row's key only: a key's
+// value is let go at the first row of another key. A key that comes back
+// after rows of another key is then an error, as for a grouped
+// aggregate; the keys whose rows ended are kept as their hashes in a
+// keySet (which spills past UniqueMemKeys) to know them.
+func windowTake(mem memory.Allocator, in *arrow.Schema, col int, keys []int, fill, grouped bool) (*Deriver, error) {
+	if grouped && len(keys) == 0 {
+		return nil, fmt.Errorf("grouped needs the key columns (by)")
+	}
 	w := &window{mem: mem, t: in.Field(col).Type, pos: map[keyHash]slot{}}
-	return &Deriver{Type: w.t, Ordered: true, Close: w.close, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+	if grouped {
+		w.done = newKeySet()
+	}
+	return &Deriver{Type: w.t, Ordered: true, Close: w.release, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
 		return w.next(b, col, keys, fill)
 	}}, nil
 }
@@ -47,6 +61,12 @@ type window struct {
 	pos     map[keyHash]slot // where each key's carried value is
 	stored  int              // values in chunks, live or dead
 	scratch []byte           // a row key's encoding, for hashRowKey
+
+	// Grouped only: the keys whose rows ended, and the key of the last
+	// row seen (open says there was one).
+	done *keySet
+	last keyHash
+	open bool
 }
 
 // slot is a carried value's place: a chunk and a row of it.
@@ -80,6 +100,11 @@ func (w *window) next(b arrow.RecordBatch, col int, keys []int, fill bool) (arro
 	}
 	for i := range n {
 		k := hashRowKey(&w.scratch, b, keys, i)
+		if w.done != nil && (!w.open || k != w.last) {
+			if err := w.nextKey(b, keys, i, k); err != nil {
+				return nil, err
+			}
+		}
 		if fill && src.IsValid(i) {
 			setBy(k, i) // fill_down: a value is its own row's
 		}
@@ -144,6 +169,25 @@ func (w *window) next(b arrow.RecordBatch, col int, keys []int, fill bool) (arro
 	return out[0], nil
 }
 
+// nextKey (grouped) notes that row i of b starts the rows of key k: the
+// last row's key has ended, and k must not have.
+func (w *window) nextKey(b arrow.RecordBatch, keys []int, i int, k keyHash) error {
+	if w.open {
+		if err := w.done.set(w.last, 0); err != nil {
+			return fmt.Errorf("grouped: %w", err)
+		}
+	}
+	_, ended, err := w.done.get(k)
+	if err != nil {
+		return fmt.Errorf("grouped: %w", err)
+	}
+	if ended {
+		return groupComesAgain(b, b, keys, i)
+	}
+	w.last, w.open = k, true
+	return nil
+}
+
 // gather copies the carried values in slots into one array, in chunk
 // order; at[m] is where slots[m] went.
 func (w *window) gather(ctx context.Context, slots []slot) (arrow.Array, []int64, error) {
@@ -176,6 +220,18 @@ func (w *window) gather(ctx context.Context, slots []slot) (arrow.Array, []int64
 // each key set, in first-set order. It then compacts the chunks if they
 // hold too many dead values.
 func (w *window) keep(ctx context.Context, src arrow.Array, set []keyHash, latest map[keyHash]int) error {
+	if w.done != nil {
+		// Grouped: only the last row's key can be asked for again. The
+		// value carried is let go when it is replaced or its key ended.
+		set = set[:0:0]
+		if _, ok := latest[w.last]; ok {
+			set = []keyHash{w.last}
+		}
+		if _, carried := w.pos[w.last]; len(set) > 0 || !carried {
+			w.close()
+			clear(w.pos)
+		}
+	}
 	if len(set) == 0 {
 		return nil
 	}
@@ -228,6 +284,14 @@ func (w *window) compact(ctx context.Context) error {
 		w.pos[k] = slot{0, int32(r)}
 	}
 	return nil
+}
+
+// release lets the chunks and the ended keys go.
+func (w *window) release() {
+	w.close()
+	if w.done != nil {
+		w.done.close()
+	}
 }
 
 // close lets the chunks go.

@@ -169,3 +169,137 @@ func BenchmarkDeriveWindow(b *testing.B) {
 		})
 	}
 }
+
+// groupedDerive returns windowDerive's step with grouped set or not.
+func groupedDerive(tb testing.TB, mem memory.Allocator, s *arrow.Schema, grouped bool) *Derive {
+	tb.Helper()
+	d, err := NewDerive(mem, s, []config.Derivation{
+		{Name: "prev", Fn: "lag", Args: []string{"v"}, By: []string{"g"}, Grouped: grouped},
+		{Name: "fill", Fn: "fill_down", Args: []string{"v"}, By: []string{"g"}, Grouped: grouped},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+// TestDeriveWindowGrouped runs lag and fill_down with and without
+// grouped over input that holds each key's rows together (runs of 1 to
+// 30 rows, a null key among them, nulls in the values), cut into batches
+// of several sizes: the rows must be the same. Grouped must also hold no
+// more than one carried value however many keys ended: the Arrow memory
+// left after the last batch is compared with the plain step's.
+func TestDeriveWindowGrouped(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	var rows []string
+	line := 0
+	const keys = 1000
+	for k := range keys {
+		key := fmt.Sprintf("%q", fmt.Sprintf("k%d", k))
+		if k == keys/2 {
+			key = "null"
+		}
+		for range 1 + rng.IntN(30) {
+			line++
+			v := "null"
+			if rng.IntN(3) > 0 {
+				v = fmt.Sprintf("%q", fmt.Sprintf("value %d of a key", line))
+			}
+			rows = append(rows, fmt.Sprintf(`{"g":%s,"v":%s,"_line":%d}`, key, v, line))
+		}
+	}
+	s := tcSchema(t, "g:string", "v:string", "_line:int64")
+	for _, size := range []int{1, 7, 1024} {
+		t.Run(fmt.Sprintf("batch=%d", size), func(t *testing.T) {
+			var got [2][]string
+			var held [2]int64
+			for gi, grouped := range []bool{false, true} {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				d := groupedDerive(t, mem, s, grouped)
+				for at := 0; at < len(rows); at += size {
+					in := tcBatch(t, mem, s, "["+strings.Join(rows[at:min(at+size, len(rows))], ",")+"]")
+					out, _ := tcProcess(t, d, in)
+					in.Release()
+					got[gi] = append(got[gi], out...)
+				}
+				held[gi] = int64(mem.CurrentAlloc())
+				d.Close()
+				mem.AssertSize(t, 0)
+			}
+			if len(got[0]) != len(rows) {
+				t.Fatalf("%d rows out of %d", len(got[0]), len(rows))
+			}
+			for i := range got[0] {
+				if got[0][i] != got[1][i] {
+					t.Fatalf("row %d:\n  grouped %s\n  plain   %s", i, got[1][i], got[0][i])
+				}
+			}
+			// The plain step carries a value for each key (about 20
+			// bytes each); grouped, the last key's only.
+			if held[0] < keys*16 || held[1] > 4096 {
+				t.Errorf("Arrow bytes carried after the last batch: plain %d, grouped %d; want grouped to hold one key's", held[0], held[1])
+			}
+		})
+	}
+}
+
+// TestDeriveWindowGroupedKeyComesBack: under grouped, a key whose rows
+// come again after another key's fails, within a batch or across
+// batches, naming its line and key; a key's rows spanning batches do not.
+func TestDeriveWindowGroupedKeyComesBack(t *testing.T) {
+	tests := []struct {
+		name    string
+		batches []string
+		want    string // the error; "" for none
+	}{
+		{
+			name:    "spanning batches",
+			batches: []string{`[{"g":"a","v":"1","_line":1}]`, `[{"g":"a","v":"2","_line":2},{"g":"b","v":"3","_line":3}]`, `[{"g":"b","v":"4","_line":4}]`},
+		},
+		{
+			name:    "within a batch",
+			batches: []string{`[{"g":"a","v":"1","_line":1},{"g":"b","v":"2","_line":2},{"g":"a","v":"3","_line":3}]`},
+			want:    "line 3: the group of g=a comes again after it ended",
+		},
+		{
+			name:    "across batches",
+			batches: []string{`[{"g":"a","v":"1","_line":1}]`, `[{"g":"b","v":null,"_line":2}]`, `[{"g":"c","v":"2","_line":3},{"g":"a","v":"3","_line":4}]`},
+			want:    "line 4: the group of g=a comes again after it ended",
+		},
+		{
+			name:    "a null key",
+			batches: []string{`[{"g":null,"v":"1","_line":1},{"g":"b","v":"2","_line":2}]`, `[{"g":null,"v":"3","_line":3}]`},
+			want:    "line 3: the group of g=null comes again after it ended",
+		},
+	}
+	s := tcSchema(t, "g:string", "v:string", "_line:int64")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			d := groupedDerive(t, mem, s, true)
+			defer d.Close()
+			var err error
+			for _, js := range tt.batches {
+				in := tcBatch(t, mem, s, js)
+				var out arrow.RecordBatch
+				out, err = d.Process(t.Context(), in, &pipeline.Rejects{})
+				in.Release()
+				if out != nil {
+					out.Release()
+				}
+				if err != nil {
+					break
+				}
+			}
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tt.want != "" && err == nil:
+				t.Fatalf("no error, want %q", tt.want)
+			case tt.want != "" && !strings.Contains(err.Error(), tt.want):
+				t.Fatalf("error %q, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
