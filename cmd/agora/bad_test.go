@@ -144,6 +144,7 @@ func TestBadInputCorpus(t *testing.T) {
 		{dataset: "parquet_wrong_type", code: 1, stderr: []string{"wrong_type.parquet", "column a.ys"}},
 		{dataset: "parquet_unequal_lists", written: 2, rejects: 1, rules: "2:explode"},
 		{dataset: "grouped_key_comes_back", code: 1, stderr: []string{"split_groups/g3 line 3: the group of id=a comes again after it ended"}},
+		{dataset: "grouped_lag_key_comes_back", code: 1, stderr: []string{"derive: previous_score: grouped: split_groups/g3 line 3: the group of id=a comes again after it ended"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dataset, func(t *testing.T) {
