@@ -418,8 +418,8 @@ type Derivation struct {
 	// fill_down, occurrence by key).
 	By []string `yaml:"by"`
 	// Grouped (lag and fill_down) declares that the input holds each
-	// key's rows together: the value carried for a key is let go at the
-	// first row of another key, so memory does not grow with the keys. A
+	// key's rows together: the value carried for a key is let go once
+	// another key's rows start, so memory does not grow with the keys. A
 	// key whose rows come again after another key's fails the run.
 	Grouped bool `yaml:"grouped"`
 	// Digits rounds a numeric result to this many decimals, the way

@@ -304,7 +304,7 @@ func (c *Config) validateStep(p string, d *Dataset, s Step, add addFunc) {
 			if dv.Fn == "" {
 				add(dp+".fn", ErrRequired, "name the derivation")
 			}
-			if dv.Grouped && dv.Fn != "lag" && dv.Fn != "fill_down" {
+			if dv.Grouped && dv.Fn != "" && dv.Fn != "lag" && dv.Fn != "fill_down" {
 				add(dp+".grouped", ErrInvalid, "grouped applies to lag and fill_down, not %s", dv.Fn)
 			}
 			if dv.Grouped && len(dv.By) == 0 {

@@ -25,7 +25,7 @@ import (
 //
 // Grouped (config.Derivation.Grouped: the input holds each key's rows
 // together), it carries the value of the last row's key only: a key's
-// value is let go at the first row of another key. A key that comes back
+// value is let go by the end of the batch in which another key starts. A key that comes back
 // after rows of another key is then an error, as for a grouped
 // aggregate; the keys whose rows ended are kept as their hashes in a
 // keySet (which spills past UniqueMemKeys) to know them.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -170,30 +171,28 @@ func BenchmarkDeriveWindow(b *testing.B) {
 	}
 }
 
-// groupedDerive returns windowDerive's step with grouped set or not.
-func groupedDerive(tb testing.TB, mem memory.Allocator, s *arrow.Schema, grouped bool) *Derive {
+// groupedDerive returns a derive step of fns (lag or fill_down) of
+// column v by column g, named after them, with grouped set or not.
+func groupedDerive(tb testing.TB, mem memory.Allocator, s *arrow.Schema, grouped bool, fns ...string) *Derive {
 	tb.Helper()
-	d, err := NewDerive(mem, s, []config.Derivation{
-		{Name: "prev", Fn: "lag", Args: []string{"v"}, By: []string{"g"}, Grouped: grouped},
-		{Name: "fill", Fn: "fill_down", Args: []string{"v"}, By: []string{"g"}, Grouped: grouped},
-	})
+	var specs []config.Derivation
+	for _, fn := range fns {
+		specs = append(specs, config.Derivation{Name: fn, Fn: fn, Args: []string{"v"}, By: []string{"g"}, Grouped: grouped})
+	}
+	d, err := NewDerive(mem, s, specs)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return d
 }
 
-// TestDeriveWindowGrouped runs lag and fill_down with and without
-// grouped over input that holds each key's rows together (runs of 1 to
-// 30 rows, a null key among them, nulls in the values), cut into batches
-// of several sizes: the rows must be the same. Grouped must also hold no
-// more than one carried value however many keys ended: the Arrow memory
-// left after the last batch is compared with the plain step's.
-func TestDeriveWindowGrouped(t *testing.T) {
+// groupedRows returns keys groups of rows held together (runs of 1 to
+// 30 rows, the middle key null, a third of the values null), as JSON
+// objects with g, v and _line.
+func groupedRows(keys int) []string {
 	rng := rand.New(rand.NewPCG(7, 7))
 	var rows []string
 	line := 0
-	const keys = 1000
 	for k := range keys {
 		key := fmt.Sprintf("%q", fmt.Sprintf("k%d", k))
 		if k == keys/2 {
@@ -208,14 +207,28 @@ func TestDeriveWindowGrouped(t *testing.T) {
 			rows = append(rows, fmt.Sprintf(`{"g":%s,"v":%s,"_line":%d}`, key, v, line))
 		}
 	}
+	return rows
+}
+
+// TestDeriveWindowGrouped runs lag and fill_down with and without
+// grouped over input that holds each key's rows together, cut into
+// batches of several sizes, with the ended keys spilled to files past 64:
+// the rows must be the same, and the plain step must carry a value per
+// key where the grouped one lets them go. The spill files must be gone
+// after Close.
+func TestDeriveWindowGrouped(t *testing.T) {
+	const keys = 1000
+	rows := groupedRows(keys)
 	s := tcSchema(t, "g:string", "v:string", "_line:int64")
 	for _, size := range []int{1, 7, 1024} {
 		t.Run(fmt.Sprintf("batch=%d", size), func(t *testing.T) {
+			dir := t.TempDir()
+			spillKeys(t, 64, dir)
 			var got [2][]string
 			var held [2]int64
 			for gi, grouped := range []bool{false, true} {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-				d := groupedDerive(t, mem, s, grouped)
+				d := groupedDerive(t, mem, s, grouped, "lag", "fill_down")
 				for at := 0; at < len(rows); at += size {
 					in := tcBatch(t, mem, s, "["+strings.Join(rows[at:min(at+size, len(rows))], ",")+"]")
 					out, _ := tcProcess(t, d, in)
@@ -226,8 +239,8 @@ func TestDeriveWindowGrouped(t *testing.T) {
 				d.Close()
 				mem.AssertSize(t, 0)
 			}
-			if len(got[0]) != len(rows) {
-				t.Fatalf("%d rows out of %d", len(got[0]), len(rows))
+			if len(got[0]) != len(rows) || len(got[1]) != len(rows) {
+				t.Fatalf("%d and %d rows out of %d", len(got[0]), len(got[1]), len(rows))
 			}
 			for i := range got[0] {
 				if got[0][i] != got[1][i] {
@@ -239,13 +252,54 @@ func TestDeriveWindowGrouped(t *testing.T) {
 			if held[0] < keys*16 || held[1] > 4096 {
 				t.Errorf("Arrow bytes carried after the last batch: plain %d, grouped %d; want grouped to hold one key's", held[0], held[1])
 			}
+			if left, _ := os.ReadDir(dir); len(left) > 0 {
+				t.Errorf("%d spill files left after Close", len(left))
+			}
 		})
 	}
 }
 
-// TestDeriveWindowGroupedKeyComesBack: under grouped, a key whose rows
-// come again after another key's fails, within a batch or across
-// batches, naming its line and key; a key's rows spanning batches do not.
+// TestWindowGroupedCarriesOneKey looks inside grouped lag and fill_down
+// after every batch of groupedRows: at most one value is carried, and
+// only for the last row's key (for fill_down, a key whose values so far
+// are all null carries none, and the ended key's value must be gone).
+func TestWindowGroupedCarriesOneKey(t *testing.T) {
+	rows := groupedRows(300)
+	s := tcSchema(t, "g:string", "v:string", "_line:int64")
+	for _, fill := range []bool{false, true} {
+		for _, size := range []int{1, 3, 64} {
+			t.Run(fmt.Sprintf("fill=%v/batch=%d", fill, size), func(t *testing.T) {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer mem.AssertSize(t, 0)
+				w := &window{mem: mem, t: arrow.BinaryTypes.String, pos: map[keyHash]slot{}, done: newKeySet()}
+				defer w.release()
+				for at := 0; at < len(rows); at += size {
+					in := tcBatch(t, mem, s, "["+strings.Join(rows[at:min(at+size, len(rows))], ",")+"]")
+					col, err := w.next(in, 1, []int{0}, fill)
+					in.Release()
+					if err != nil {
+						t.Fatal(err)
+					}
+					col.Release()
+					if len(w.pos) > 1 || w.stored > 1 || len(w.chunks) > 1 {
+						t.Fatalf("after row %d: %d keys, %d values, %d chunks carried; want at most one", at+size, len(w.pos), w.stored, len(w.chunks))
+					}
+					for k := range w.pos {
+						if k != w.last {
+							t.Fatalf("after row %d: a value carried for a key whose rows ended", at+size)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestDeriveWindowGroupedKeyComesBack: under grouped, lag or fill_down
+// alone fails when a key's rows come again after another key's, within a
+// batch or across batches, naming its line and key, whether the ended
+// key is in memory or spilled to a file; a key's rows spanning batches,
+// an empty batch between them, do not.
 func TestDeriveWindowGroupedKeyComesBack(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -254,7 +308,7 @@ func TestDeriveWindowGroupedKeyComesBack(t *testing.T) {
 	}{
 		{
 			name:    "spanning batches",
-			batches: []string{`[{"g":"a","v":"1","_line":1}]`, `[{"g":"a","v":"2","_line":2},{"g":"b","v":"3","_line":3}]`, `[{"g":"b","v":"4","_line":4}]`},
+			batches: []string{`[{"g":"a","v":"1","_line":1}]`, `[]`, `[{"g":"a","v":"2","_line":2},{"g":"b","v":"3","_line":3}]`, `[{"g":"b","v":"4","_line":4}]`},
 		},
 		{
 			name:    "within a batch",
@@ -273,33 +327,38 @@ func TestDeriveWindowGroupedKeyComesBack(t *testing.T) {
 		},
 	}
 	s := tcSchema(t, "g:string", "v:string", "_line:int64")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
-			d := groupedDerive(t, mem, s, true)
-			defer d.Close()
-			var err error
-			for _, js := range tt.batches {
-				in := tcBatch(t, mem, s, js)
-				var out arrow.RecordBatch
-				out, err = d.Process(t.Context(), in, &pipeline.Rejects{})
-				in.Release()
-				if out != nil {
-					out.Release()
-				}
-				if err != nil {
-					break
-				}
+	for _, memKeys := range []int{UniqueMemKeys, 1} {
+		for _, fn := range []string{"lag", "fill_down"} {
+			for _, tt := range tests {
+				t.Run(fmt.Sprintf("%s/keys_in_memory=%d/%s", fn, memKeys, tt.name), func(t *testing.T) {
+					spillKeys(t, memKeys, t.TempDir())
+					mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+					defer mem.AssertSize(t, 0)
+					d := groupedDerive(t, mem, s, true, fn)
+					defer d.Close()
+					var err error
+					for _, js := range tt.batches {
+						in := tcBatch(t, mem, s, js)
+						var out arrow.RecordBatch
+						out, err = d.Process(t.Context(), in, &pipeline.Rejects{})
+						in.Release()
+						if out != nil {
+							out.Release()
+						}
+						if err != nil {
+							break
+						}
+					}
+					switch {
+					case tt.want == "" && err != nil:
+						t.Fatalf("unexpected error: %v", err)
+					case tt.want != "" && err == nil:
+						t.Fatalf("no error, want %q", tt.want)
+					case tt.want != "" && !strings.Contains(err.Error(), tt.want):
+						t.Fatalf("error %q, want it to contain %q", err, tt.want)
+					}
+				})
 			}
-			switch {
-			case tt.want == "" && err != nil:
-				t.Fatalf("unexpected error: %v", err)
-			case tt.want != "" && err == nil:
-				t.Fatalf("no error, want %q", tt.want)
-			case tt.want != "" && !strings.Contains(err.Error(), tt.want):
-				t.Fatalf("error %q, want it to contain %q", err, tt.want)
-			}
-		})
+		}
 	}
 }
