@@ -234,7 +234,7 @@ type Step struct {
 }
 
 // Aggregate groups rows by key columns, in the order keys first appear,
-// and computes one row per group. It keeps the state of at most 32,768
+// and computes one row per group. It keeps the state of at most 8,192
 // groups in memory; the rows of further groups wait in partition files
 // in $TMPDIR, aggregated one partition at a time at the end. With
 // grouped, for input that holds each group's rows together, it emits
