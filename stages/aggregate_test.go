@@ -742,18 +742,7 @@ func TestAggregateGroupedKeyComesBack(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer a.Close()
-			for _, js := range tc.batches {
-				in := tcBatch(t, mem, s, js)
-				var out arrow.RecordBatch
-				out, err = a.Process(t.Context(), in, &pipeline.Rejects{})
-				in.Release()
-				if out != nil {
-					out.Release()
-				}
-				if err != nil {
-					break
-				}
-			}
+			err = tcProcessAll(t, a, mem, s, tc.batches)
 			if tc.err == "" {
 				if err != nil {
 					t.Fatal(err)

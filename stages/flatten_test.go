@@ -153,6 +153,24 @@ func tcProcess(t testing.TB, st pipeline.Stage, in arrow.RecordBatch) ([]string,
 	return tcRows(out), rej.List()
 }
 
+// tcProcessAll runs st's Process on each batch of JSON rows in turn,
+// letting its output go, and returns the first error (nil if none).
+func tcProcessAll(t testing.TB, st pipeline.Stage, mem memory.Allocator, s *arrow.Schema, batches []string) error {
+	t.Helper()
+	for _, js := range batches {
+		in := tcBatch(t, mem, s, js)
+		out, err := st.Process(t.Context(), in, &pipeline.Rejects{})
+		in.Release()
+		if out != nil {
+			out.Release()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // tcConcurrent runs Process on the same batch from several goroutines at
 // once, as the runner does for stages that are not Ordered, and checks
 // every result (run with -race).

@@ -336,19 +336,7 @@ func TestDeriveWindowGroupedKeyComesBack(t *testing.T) {
 					defer mem.AssertSize(t, 0)
 					d := groupedDerive(t, mem, s, true, fn)
 					defer d.Close()
-					var err error
-					for _, js := range tt.batches {
-						in := tcBatch(t, mem, s, js)
-						var out arrow.RecordBatch
-						out, err = d.Process(t.Context(), in, &pipeline.Rejects{})
-						in.Release()
-						if out != nil {
-							out.Release()
-						}
-						if err != nil {
-							break
-						}
-					}
+					err := tcProcessAll(t, d, mem, s, tt.batches)
 					switch {
 					case tt.want == "" && err != nil:
 						t.Fatalf("unexpected error: %v", err)
