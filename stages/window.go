@@ -25,10 +25,10 @@ import (
 //
 // Grouped (config.Derivation.Grouped: the input holds each key's rows
 // together), it carries the value of the last row's key only: a key's
-// value is let go by the end of the batch in which another key starts. A key that comes back
-// after rows of another key is then an error, as for a grouped
-// aggregate; the keys whose rows ended are kept as their hashes in a
-// keySet (which spills past UniqueMemKeys) to know them.
+// value is let go by the end of the batch in which another key starts.
+// A key that comes back after rows of another key is then an error, as
+// for a grouped aggregate; the keys whose rows ended are kept as their
+// hashes in a keySet (which spills past UniqueMemKeys) to know them.
 func windowTake(mem memory.Allocator, in *arrow.Schema, col int, keys []int, fill, grouped bool) (*Deriver, error) {
 	if grouped && len(keys) == 0 {
 		return nil, fmt.Errorf("grouped needs the key columns (by)")
@@ -223,7 +223,7 @@ func (w *window) keep(ctx context.Context, src arrow.Array, set []keyHash, lates
 	if w.done != nil {
 		// Grouped: only the last row's key can be asked for again. The
 		// value carried is let go when it is replaced or its key ended.
-		set = set[:0:0]
+		set = nil
 		if _, ok := latest[w.last]; ok {
 			set = []keyHash{w.last}
 		}
