@@ -171,6 +171,53 @@ func BenchmarkDeriveWindow(b *testing.B) {
 	}
 }
 
+// BenchmarkDeriveWindowGrouped measures lag and fill_down by key over
+// 100,000 rows that hold each key's rows together (DeliData's layout:
+// runs of 4 or 40 rows), plain and grouped, in rows/s, and reports the
+// Arrow bytes the step carries after the last batch (carried_bytes):
+// plain, a value per key seen; grouped, the last key's only.
+func BenchmarkDeriveWindowGrouped(b *testing.B) {
+	for _, run := range []int{4, 40} {
+		for _, grouped := range []bool{false, true} {
+			b.Run(fmt.Sprintf("run=%d/grouped=%v", run, grouped), func(b *testing.B) {
+				s := arrow.NewSchema([]arrow.Field{
+					{Name: "g", Type: arrow.BinaryTypes.String},
+					{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+					{Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64},
+				}, nil)
+				var in []arrow.RecordBatch
+				for line := 0; line < 100_000; {
+					rb := array.NewRecordBuilder(memory.DefaultAllocator, s)
+					for range 1024 {
+						rb.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("group-%08d", line/run))
+						if line%run == 1 {
+							rb.Field(1).AppendNull()
+						} else {
+							rb.Field(1).(*array.Float64Builder).Append(float64(line))
+						}
+						rb.Field(2).(*array.Int64Builder).Append(int64(line))
+						line++
+					}
+					in = append(in, rb.NewRecordBatch())
+					rb.Release()
+				}
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				var d *Derive
+				benchFreshStep(b, func() processor {
+					if d != nil {
+						d.Close()
+					}
+					d = groupedDerive(b, mem, s, grouped, "lag", "fill_down")
+					return d
+				}, in)
+				b.ReportMetric(float64(mem.CurrentAlloc()), "carried_bytes")
+				d.Close()
+				releaseBatches(in)
+			})
+		}
+	}
+}
+
 // groupedDerive returns a derive step of fns (lag or fill_down) of
 // column v by column g, named after them, with grouped set or not.
 func groupedDerive(tb testing.TB, mem memory.Allocator, s *arrow.Schema, grouped bool, fns ...string) *Derive {
