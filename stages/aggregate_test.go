@@ -682,18 +682,7 @@ func TestAggregateGroupedKeyComesBackAfterSpill(t *testing.T) {
 		rows = append(rows, fmt.Sprintf(`{"g":"k%d","_line":%d,"_file":"f"}`, g, g+1))
 	}
 	rows = append(rows, `{"g":"k1","_line":51,"_file":"f"}`)
-	for i := 0; i < len(rows); i += 5 {
-		in := tcBatch(t, mem, s, "["+strings.Join(rows[i:min(i+5, len(rows))], ",")+"]")
-		out, perr := a.Process(t.Context(), in, &pipeline.Rejects{})
-		in.Release()
-		if out != nil {
-			out.Release()
-		}
-		if perr != nil {
-			err = perr
-			break
-		}
-	}
+	err = tcProcessAll(t, a, mem, s, jsonBatches(rows, 5))
 	if err == nil || !strings.Contains(err.Error(), "f line 51: the group of g=k1 comes again") {
 		t.Errorf("error %v, want one naming line 51", err)
 	}

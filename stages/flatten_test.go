@@ -153,6 +153,16 @@ func tcProcess(t testing.TB, st pipeline.Stage, in arrow.RecordBatch) ([]string,
 	return tcRows(out), rej.List()
 }
 
+// jsonBatches cuts JSON rows into batches of size rows (the last may
+// hold fewer), each a JSON array for tcBatch.
+func jsonBatches(rows []string, size int) []string {
+	var out []string
+	for at := 0; at < len(rows); at += size {
+		out = append(out, "["+strings.Join(rows[at:min(at+size, len(rows))], ",")+"]")
+	}
+	return out
+}
+
 // tcProcessAll runs st's Process on each batch of JSON rows in turn,
 // letting its output go, and returns the first error (nil if none).
 func tcProcessAll(t testing.TB, st pipeline.Stage, mem memory.Allocator, s *arrow.Schema, batches []string) error {

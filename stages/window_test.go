@@ -135,28 +135,11 @@ func BenchmarkDeriveWindow(b *testing.B) {
 	for _, keys := range []int{100, 10_000, 100_000} {
 		b.Run(fmt.Sprintf("keys=%d", keys), func(b *testing.B) {
 			mem := memory.DefaultAllocator
-			s := arrow.NewSchema([]arrow.Field{
-				{Name: "g", Type: arrow.BinaryTypes.String},
-				{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
-				{Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64},
-			}, nil)
 			rng := rand.New(rand.NewPCG(2, uint64(keys)))
-			var in []arrow.RecordBatch
-			for line := 0; line < 100_000; {
-				rb := array.NewRecordBuilder(mem, s)
-				for range 1024 {
-					line++
-					rb.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("group-%08d", rng.IntN(keys)))
-					if rng.IntN(4) == 0 {
-						rb.Field(1).AppendNull()
-					} else {
-						rb.Field(1).(*array.Float64Builder).Append(float64(line))
-					}
-					rb.Field(2).(*array.Int64Builder).Append(int64(line))
-				}
-				in = append(in, rb.NewRecordBatch())
-				rb.Release()
-			}
+			s, in := windowBenchInput(func(i int) (string, bool, int64) {
+				line := int64(i + 1)
+				return fmt.Sprintf("group-%08d", rng.IntN(keys)), rng.IntN(4) == 0, line
+			})
 			var d *Derive
 			benchFreshStep(b, func() processor {
 				if d != nil {
@@ -180,27 +163,9 @@ func BenchmarkDeriveWindowGrouped(b *testing.B) {
 	for _, run := range []int{4, 40} {
 		for _, grouped := range []bool{false, true} {
 			b.Run(fmt.Sprintf("run=%d/grouped=%v", run, grouped), func(b *testing.B) {
-				s := arrow.NewSchema([]arrow.Field{
-					{Name: "g", Type: arrow.BinaryTypes.String},
-					{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
-					{Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64},
-				}, nil)
-				var in []arrow.RecordBatch
-				for line := 0; line < 100_000; {
-					rb := array.NewRecordBuilder(memory.DefaultAllocator, s)
-					for range 1024 {
-						rb.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("group-%08d", line/run))
-						if line%run == 1 {
-							rb.Field(1).AppendNull()
-						} else {
-							rb.Field(1).(*array.Float64Builder).Append(float64(line))
-						}
-						rb.Field(2).(*array.Int64Builder).Append(int64(line))
-						line++
-					}
-					in = append(in, rb.NewRecordBatch())
-					rb.Release()
-				}
+				s, in := windowBenchInput(func(i int) (string, bool, int64) {
+					return fmt.Sprintf("group-%08d", i/run), i%run == 1, int64(i)
+				})
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				var d *Derive
 				benchFreshStep(b, func() processor {
@@ -216,6 +181,35 @@ func BenchmarkDeriveWindowGrouped(b *testing.B) {
 			})
 		}
 	}
+}
+
+// windowBenchInput makes the window benchmarks' input: 100,000 rows in
+// batches of 1,024 of g (a key), v (a float, the row's line, or null) and
+// the line, row i's given by row.
+func windowBenchInput(row func(i int) (key string, null bool, line int64)) (*arrow.Schema, []arrow.RecordBatch) {
+	s := arrow.NewSchema([]arrow.Field{
+		{Name: "g", Type: arrow.BinaryTypes.String},
+		{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	var in []arrow.RecordBatch
+	for i := 0; i < 100_000; {
+		rb := array.NewRecordBuilder(memory.DefaultAllocator, s)
+		for range 1024 {
+			key, null, line := row(i)
+			rb.Field(0).(*array.StringBuilder).Append(key)
+			if null {
+				rb.Field(1).AppendNull()
+			} else {
+				rb.Field(1).(*array.Float64Builder).Append(float64(line))
+			}
+			rb.Field(2).(*array.Int64Builder).Append(line)
+			i++
+		}
+		in = append(in, rb.NewRecordBatch())
+		rb.Release()
+	}
+	return s, in
 }
 
 // groupedDerive returns a derive step of fns (lag or fill_down) of
@@ -276,8 +270,8 @@ func TestDeriveWindowGrouped(t *testing.T) {
 			for gi, grouped := range []bool{false, true} {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				d := groupedDerive(t, mem, s, grouped, "lag", "fill_down")
-				for at := 0; at < len(rows); at += size {
-					in := tcBatch(t, mem, s, "["+strings.Join(rows[at:min(at+size, len(rows))], ",")+"]")
+				for _, js := range jsonBatches(rows, size) {
+					in := tcBatch(t, mem, s, js)
 					out, _ := tcProcess(t, d, in)
 					in.Release()
 					got[gi] = append(got[gi], out...)
@@ -320,8 +314,8 @@ func TestWindowGroupedCarriesOneKey(t *testing.T) {
 				defer mem.AssertSize(t, 0)
 				w := &window{mem: mem, t: arrow.BinaryTypes.String, pos: map[keyHash]slot{}, done: newKeySet()}
 				defer w.release()
-				for at := 0; at < len(rows); at += size {
-					in := tcBatch(t, mem, s, "["+strings.Join(rows[at:min(at+size, len(rows))], ",")+"]")
+				for bi, js := range jsonBatches(rows, size) {
+					in := tcBatch(t, mem, s, js)
 					col, err := w.next(in, 1, []int{0}, fill)
 					in.Release()
 					if err != nil {
@@ -329,11 +323,11 @@ func TestWindowGroupedCarriesOneKey(t *testing.T) {
 					}
 					col.Release()
 					if len(w.pos) > 1 || w.stored > 1 || len(w.chunks) > 1 {
-						t.Fatalf("after row %d: %d keys, %d values, %d chunks carried; want at most one", at+size, len(w.pos), w.stored, len(w.chunks))
+						t.Fatalf("after batch %d: %d keys, %d values, %d chunks carried; want at most one", bi, len(w.pos), w.stored, len(w.chunks))
 					}
 					for k := range w.pos {
 						if k != w.last {
-							t.Fatalf("after row %d: a value carried for a key whose rows ended", at+size)
+							t.Fatalf("after batch %d: a value carried for a key whose rows ended", bi)
 						}
 					}
 				}
