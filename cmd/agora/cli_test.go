@@ -152,7 +152,7 @@ func TestInspectErrors(t *testing.T) {
 		{"no parquet files", []string{"inspect", t.TempDir()}, 1, "no *.parquet files"},
 		{"not parquet", []string{"inspect", filepath.Join(dir, "x.parquet")}, 1, "x.parquet"},
 		{"bad format", []string{"inspect", dir, "--format", "xml"}, 2, "--format"},
-		{"no path", []string{"inspect"}, 1, "accepts 1 arg"},
+		{"no path", []string{"inspect"}, 2, "accepts 1 arg"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -723,5 +723,36 @@ func TestBarUIAfterShutdown(t *testing.T) {
 	tr.Done()
 	if tr.bar != nil || tr.cur.Load() != 5 {
 		t.Errorf("bar %v, counted %d; want no bar, 5", tr.bar, tr.cur.Load())
+	}
+}
+
+// TestCommandLineMistakesExitTwo checks that the command line's mistakes
+// that are not flags' exit 2 (the README's exit codes), as flag errors do
+// (TestCommandErrors and TestInspectErrors have the rest).
+func TestCommandLineMistakesExitTwo(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"misspelt command", []string{"chek"}, "did you mean check?"},
+		{"argument to run", []string{"run", "extra"}, `agora run takes no arguments, got "extra"`},
+		{"argument to check", []string{"check", "extra"}, `agora check takes no arguments`},
+		{"argument to version", []string{"version", "x"}, `agora version takes no arguments`},
+		{"schema with two", []string{"schema", "a", "b", "--config", "../../pipeline.yaml"}, "accepts at most 1 arg(s)"},
+		{"check --only unknown", []string{"check", "--only", "nosuch", "--config", "../../pipeline.yaml"}, "--only nosuch: no such dataset"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := agora(t, tt.args...)
+			if code != exitUsage || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d (want %d); stderr %q lacks %q", code, exitUsage, stderr, tt.want)
+			}
+		})
+	}
+	// Alone, agora shows its help and succeeds.
+	if code, stdout, _ := agora(t); code != exitOK || !strings.Contains(stdout, "Usage:") {
+		t.Errorf("agora alone: exit %d, stdout %q", code, stdout)
 	}
 }

@@ -113,7 +113,7 @@ values of key=value folders (unescaped), and the first rows.`,
 		Example: `  agora inspect out/crowdrag25/ratings
   agora inspect out/crowdrag25/ratings --head 0 --format json
   agora inspect out/delidata/groups/part-00000.parquet --head 20`,
-		Args: cobra.ExactArgs(1),
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "text" && format != "json" {
 				return usageError{fmt.Errorf("--format must be text or json, got %q", format)}

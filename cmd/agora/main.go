@@ -77,6 +77,38 @@ type usageError struct{ err error }
 func (u usageError) Error() string { return u.err.Error() }
 func (u usageError) Unwrap() error { return u.err }
 
+// usageArgs makes a failed check of a command's arguments a usage error
+// (exit 2): cobra's own checks return plain errors.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if err := check(c, args); err != nil {
+			return usageError{fmt.Errorf("%w\nsee '%s --help'", err, c.CommandPath())}
+		}
+		return nil
+	}
+}
+
+// noArgs is the argument check of a command that takes none.
+func noArgs(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("%s takes no arguments, got %q (flags start with --)", c.CommandPath(), args[0])
+	}
+	return nil
+}
+
+// unknownCommand is the root's argument check: the root takes none, so an
+// argument is a command that does not exist.
+func unknownCommand(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	return errors.New(msg)
+}
+
 // execute runs the command line and returns the exit code.
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
@@ -125,6 +157,11 @@ Logs go to stderr (--log-format json for schedulers), summaries to stdout.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       Version,
+		// Runnable, so that an unknown command reaches Args (a usage
+		// error) instead of cobra's plain error; alone, it shows the help.
+		Args:                       usageArgs(unknownCommand),
+		SuggestionsMinimumDistance: 2,
+		RunE:                       func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -151,7 +188,7 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 		Example: `  agora run                                  # shipped samples in testdata/ → out/
   agora run --data ~/datasets --only crowdrag25
   agora run --workers 1                      # serial, same output bytes`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(noArgs),
 	}
 	if check {
 		cmd.Use = "check"
@@ -276,7 +313,7 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 		Short: "Print agora's version and the versions of the libraries that shape its output",
 		Example: `  agora version
   agora --version`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(noArgs),
 		RunE: func(*cobra.Command, []string) error {
 			fmt.Fprintf(stdout, "agora %s\n", Version)
 			libs := libraryVersions()

@@ -229,9 +229,9 @@ func TestCommandErrors(t *testing.T) {
 			[]string{"stats.yaml:", "writer.no_statistics[1]", `"style" is a partition column`}},
 		{"missing input names the path and the data root", []string{"run", "--config", "../../pipeline.yaml", "--data", dir, "--out", dir}, 1,
 			[]string{filepath.Join(dir, "crowdrag25", "ratings.jsonl.gz") + " does not exist", "--data"}},
-		{"unknown dataset", []string{"run", "--config", "../../pipeline.yaml", "--only", "nope"}, 1, []string{"no such dataset", "crowdrag25"}},
+		{"unknown dataset", []string{"run", "--config", "../../pipeline.yaml", "--only", "nope"}, 2, []string{"no such dataset", "crowdrag25"}},
 		{"unknown flag", []string{"run", "--wrokers", "2"}, 2, []string{"unknown flag", "--help"}},
-		{"missing config", []string{"check", "--config", filepath.Join(dir, "none.yaml")}, 1, []string{"none.yaml"}},
+		{"missing config", []string{"check", "--config", filepath.Join(dir, "none.yaml")}, 2, []string{"none.yaml"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -160,7 +160,12 @@ type DatasetResult struct {
 }
 
 func loadConfig(path string) (*config.Config, error) {
-	return config.LoadFile(path)
+	cfg, err := config.LoadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		// --config names a file that is not there: the command line's fault.
+		return nil, usageError{err}
+	}
+	return cfg, err
 }
 
 // selectDatasets returns the dataset ids to run, checking --only.
@@ -171,7 +176,7 @@ func selectDatasets(cfg *config.Config, only []string) ([]string, error) {
 	var out []string
 	for _, id := range only {
 		if _, ok := cfg.Datasets[id]; !ok {
-			return nil, fmt.Errorf("--only %s: no such dataset in %s (have %s)", id, cfg.File(), strings.Join(cfg.DatasetIDs(), ", "))
+			return nil, usageError{fmt.Errorf("--only %s: no such dataset in %s (have %s)", id, cfg.File(), strings.Join(cfg.DatasetIDs(), ", "))}
 		}
 		out = append(out, id)
 	}

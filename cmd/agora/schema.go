@@ -59,7 +59,7 @@ extra_columns: carry, whose extra columns are read from the file's footer
   agora schema crowdrag25
   agora schema crowdrag25.ratings --format markdown
   agora schema --format json | jq '.[].table'`,
-		Args: cobra.MaximumNArgs(1),
+		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "text" && format != "markdown" && format != "json" {
 				return usageError{fmt.Errorf("--format must be text, markdown or json, got %q", format)}
