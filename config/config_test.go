@@ -106,6 +106,13 @@ func TestLoadBad(t *testing.T) {
 			},
 			is: ErrInvalid,
 		},
+		{
+			// A list item that is a mapping has the line of its own dash, not
+			// the list's first item's.
+			file: "step_line.bad.yaml",
+			want: []string{"step_line.bad.yaml:16: datasets.d.tables.t.steps[2]: invalid value: a step has exactly one of"},
+			is:   ErrInvalid,
+		},
 		{file: "syntax.bad.yaml", want: []string{"syntax.bad.yaml:", "invalid yaml"}, is: ErrSyntax},
 		{file: "wrong_type.bad.yaml", want: []string{"wrong_type.bad.yaml:2: workers: wrong type"}, is: ErrType},
 	}

@@ -252,7 +252,10 @@ func (c *Config) lineOf(path string) int {
 		var next *yaml.Node
 		if idx, err := strconv.Atoi(seg); err == nil && n.Kind == yaml.SequenceNode {
 			if idx < len(n.Content) {
+				// An item has no key: its own line, a mapping's too (the
+				// line of its dash), not the list's first item's.
 				next = n.Content[idx]
+				line = max(line, next.Line)
 			}
 		} else if n.Kind == yaml.MappingNode {
 			for i := 0; i+1 < len(n.Content); i += 2 {
