@@ -248,3 +248,28 @@ func TestWriterFor(t *testing.T) {
 		t.Errorf("a table's list changed the config's: %v", c.Writer.SharedPages)
 	}
 }
+
+// TestWriterErrorsOnce checks that a bad value of the config's writer is
+// reported once, at its own line, and a table's writer block only for
+// what it sets itself or takes part in.
+func TestWriterErrorsOnce(t *testing.T) {
+	_, err := LoadFile("testdata/writer_once.bad.yaml")
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	got := strings.Split(err.Error(), "\n") // one error a line
+	want := []string{
+		`testdata/writer_once.bad.yaml:3: writer.compression: invalid value`,
+		`testdata/writer_once.bad.yaml:4: writer.row_group_rows: invalid value: must be ≥ 1, got -5`,
+		`testdata/writer_once.bad.yaml:19: datasets.d.tables.u.writer.row_group_rows: invalid value: must be ≥ 1, got -1`,
+		`testdata/writer_once.bad.yaml:22: datasets.d.tables.v.writer.shared_pages: invalid value: works with zstd only`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d errors, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(got[i], w) {
+			t.Errorf("error %d: %q, want it to start with %q", i, got[i], w)
+		}
+	}
+}

@@ -123,6 +123,32 @@ func (c *Config) validateWriter(path string, w Writer, add addFunc) {
 	}
 }
 
+// ownWriterErrors passes on the errors of a table's effective writer
+// that its own writer block takes part in. A bad value of the config's
+// writer is reported once, at the config's writer, and not again at
+// every table with a writer block of its own (where the line would name
+// a block that does not hold it).
+func ownWriterErrors(over Writer, add addFunc) addFunc {
+	own := map[string]bool{
+		"compression":       over.Compression != "",
+		"compression_level": over.CompressionLevel != 0 || over.Compression != "",
+		"row_group_rows":    over.RowGroupRows != 0,
+		"row_group_bytes":   over.RowGroupBytes != 0,
+		"data_page_bytes":   over.DataPageBytes != 0,
+		"buffer_bytes":      over.BufferBytes != 0,
+		"file_rows":         over.FileRows != 0,
+		"file_bytes":        over.FileBytes != 0,
+		"file_row_groups":   over.FileRowGroups != 0,
+		"max_partitions":    over.MaxPartitions != 0,
+		"shared_pages":      over.SharedPages != nil || over.Compression != "",
+	}
+	return func(path string, sentinel error, format string, args ...any) {
+		if own[path[strings.LastIndex(path, ".")+1:]] {
+			add(path, sentinel, format, args...)
+		}
+	}
+}
+
 func (c *Config) validateDataset(id string, d *Dataset, add addFunc) {
 	p := "datasets." + id
 	if !identRE.MatchString(id) {
@@ -171,7 +197,7 @@ func (c *Config) validateDataset(id string, d *Dataset, add addFunc) {
 			}
 		}
 		if t.Writer != nil {
-			c.validateWriter(tp+".writer", c.WriterFor(t), add)
+			c.validateWriter(tp+".writer", c.WriterFor(t), ownWriterErrors(*t.Writer, add))
 		}
 		if r := t.MaxRejectRatio; r != nil && (*r < 0 || *r > 1) {
 			add(tp+".max_reject_ratio", ErrInvalid, "must be between 0 and 1, got %v", *r)
