@@ -205,7 +205,9 @@ type Table struct {
 	// Columns documents output columns for the dataset card (name →
 	// meaning).
 	Columns map[string]string `yaml:"columns"`
-	// Writer overrides writer settings for this table.
+	// Writer overrides writer settings for this table: a value it sets
+	// replaces the top-level writer's, and its lists (dictionary,
+	// no_statistics, shared_pages) are added to the top-level writer's.
 	Writer *Writer `yaml:"writer"`
 	// MaxRejectRatio is the share of rows in that may be rejected before
 	// the run exits with code 3 (the release is still published). Unset

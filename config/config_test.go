@@ -113,6 +113,11 @@ func TestLoadBad(t *testing.T) {
 			want: []string{"step_line.bad.yaml:16: datasets.d.tables.t.steps[2]: invalid value: a step has exactly one of"},
 			is:   ErrInvalid,
 		},
+		{
+			file: "rule_when.bad.yaml",
+			want: []string{`rule_when.bad.yaml:16: datasets.d.tables.t.steps[0].validate[0].enum.when: unknown key "when" (when belongs to the rule: put it beside the rule's key`},
+			is:   ErrUnknownKey,
+		},
 		{file: "syntax.bad.yaml", want: []string{"syntax.bad.yaml:", "invalid yaml"}, is: ErrSyntax},
 		{file: "wrong_type.bad.yaml", want: []string{"wrong_type.bad.yaml:2: workers: wrong type"}, is: ErrType},
 	}

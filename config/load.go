@@ -7,6 +7,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -80,6 +81,9 @@ func (c *Config) typeErrors(te *yaml.TypeError) error {
 			hint := ""
 			if s := nearest(key, keysOf(m[3])); s != "" {
 				hint = fmt.Sprintf(" (did you mean %q?)", s)
+			} else if strings.HasSuffix(m[3], "Rule") && slices.Contains(keysOf("config.Rule"), key) {
+				// when: or on_fail: inside enum: {...} instead of beside it.
+				hint = fmt.Sprintf(" (%s belongs to the rule: put it beside the rule's key, in the same list item)", key)
 			}
 			errs = append(errs, &FieldError{File: c.file, Line: line, Path: path, Err: fmt.Errorf("%w %q%s", ErrUnknownKey, key, hint)})
 			continue

@@ -179,6 +179,11 @@ func defaults() (map[string]string, error) {
 	add("Input", reflect.ValueOf(*cfg.Datasets["d"].Inputs["a"]), "path", "format")
 	// The compression default depends on the path.
 	out["Input.compression"] = "auto (gzip when the path ends in .gz)"
+	// Defaults that Load leaves unset and the stages apply.
+	out["Config.workers"] = "0 (one per CPU)"
+	out["Input.extra_columns"] = "ignore"
+	out["Unpivot.into"] = "the var's name"
+	out["Rule.on_fail"] = "reject"
 	return out, nil
 }
 

@@ -44,6 +44,7 @@ func TestGenerateCoversEveryKey(t *testing.T) {
 		{"top level default", "| `batch_rows` | integer | `1024` |"},
 		{"writer default", "| `compression` | string | `zstd` |"},
 		{"input default", "| `on_bad_line` | string | `fail` |"},
+		{"default the stages apply", "| `on_fail` | string | `reject` |"},
 		{"nested path", "`datasets.<id>.tables.<table>.steps[]`"},
 		{"fetch", "FetchFile — `datasets.<id>.fetch[]`"},
 		{"struct link", "[Writer](#config-writer)"},
