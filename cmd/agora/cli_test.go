@@ -483,6 +483,12 @@ func TestLogFormatJSON(t *testing.T) {
 					t.Errorf("summary line lacks %s: %v", k, rec)
 				}
 			}
+			// Counts and durations are JSON numbers, for schedulers to sum.
+			for _, k := range []string{"rows_in", "written", "rejected", "files", "bytes", "seconds"} {
+				if _, ok := rec[k].(float64); !ok {
+					t.Errorf("%s is %T, not a number: %v", k, rec[k], rec)
+				}
+			}
 		}
 	}
 	if done != 2 {

@@ -24,6 +24,7 @@ import (
 	"runtime/trace"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -262,7 +263,15 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 		}
 		opts.DryRun = check
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "dataset\ttable\trows in\twritten\trejected\tfiles\tseconds\t")
+		written := "written"
+		if check {
+			written = "would write" // check writes nothing
+		}
+		// The header goes out with the first table's line: a run that
+		// fails before any table is done prints no empty table.
+		header := sync.OnceFunc(func() {
+			fmt.Fprintf(tw, "dataset\ttable\trows in\t%s\trejected\tfiles\tseconds\t\n", written)
+		})
 		var notes []string
 		ui, progressDone := g.progress(cmd.Context(), log)
 		opts.Progress = ui
@@ -275,8 +284,9 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 						bytes += f.Bytes
 					}
 				}
+				header()
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.2f\t\n", r.ID, t.Name, t.RowsIn, t.Written, t.Rejected, files, t.Seconds)
-				log.Info("table done", "dataset", r.ID, "table", t.Name, "rows_in", t.RowsIn, "written", t.Written, "rejected", t.Rejected, "files", files, "bytes", bytes, "seconds", fmt.Sprintf("%.2f", t.Seconds))
+				log.Info("table done", "dataset", r.ID, "table", t.Name, "rows_in", t.RowsIn, "written", t.Written, "rejected", t.Rejected, "files", files, "bytes", bytes, "seconds", roundTo(t.Seconds, 2))
 				for _, c := range t.Checks {
 					ex := ""
 					if len(c.Examples) > 0 {
@@ -294,7 +304,7 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 				notes = append(notes, fmt.Sprintf("%s: unchanged since the release in %s (inputs, config and agora version match its manifest.json); nothing to do (--force runs anyway)", r.ID, r.Target))
 				log.Info("unchanged", "dataset", r.ID, "path", r.Target)
 			} else if r.Target != "" {
-				log.Info("published", "dataset", r.ID, "path", r.Target, "seconds", r.Duration.Seconds())
+				log.Info("published", "dataset", r.ID, "path", r.Target, "seconds", roundTo(r.Duration.Seconds(), 2))
 			}
 		})
 		progressDone()
@@ -305,6 +315,13 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 		return err
 	}
 	return cmd
+}
+
+// roundTo rounds x to digits decimals, for log attributes that stay
+// numbers in JSON logs.
+func roundTo(x float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(x*p) / p
 }
 
 func newVersionCmd(stdout io.Writer) *cobra.Command {

@@ -235,9 +235,12 @@ func TestCommandErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, _, stderr := agora(t, tt.args...)
+			code, stdout, stderr := agora(t, tt.args...)
 			if code != tt.code {
 				t.Errorf("exit %d, want %d\n%s", code, tt.code, stderr)
+			}
+			if strings.Contains(stdout, "rows in") {
+				t.Errorf("a run that failed before any table was done printed a summary table:\n%s", stdout)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(stderr, w) {

@@ -301,7 +301,7 @@ func (u *logUI) report() {
 			continue
 		}
 		attrs := []any{"name", t.name, "unit", t.unit, "done", t.cur.Load(), "total", t.total, "rows", t.rows.Load(),
-			"seconds", fmt.Sprintf("%.1f", t.elapsed().Seconds()), "status", t.status()}
+			"seconds", roundTo(t.elapsed().Seconds(), 1), "status", t.status()}
 		u.log.Info("progress", attrs...)
 	}
 }
