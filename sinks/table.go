@@ -160,7 +160,10 @@ func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 		if len(t.partIdx) > 0 {
 			var err error
 			if pk, err = t.partitioner.Of(b, i); err != nil {
-				return fmt.Errorf("%s:%d: %w", t.name, pipeline.LineOf(b, i), err)
+				if f := pipeline.FileOf(b, i); f != "" {
+					return fmt.Errorf("%s: %s:%d: %w", t.name, f, pipeline.LineOf(b, i), err)
+				}
+				return fmt.Errorf("%s: row %d: %w", t.name, i+1, err)
 			}
 		}
 		// A run of rows of one partition gets one *Partition: the row

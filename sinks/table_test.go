@@ -833,3 +833,41 @@ func TestSharedPagesSameBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestPartitionValueErrorNamesRow checks that a partition value no
+// folder can hold fails the write naming the row's file and line.
+func TestPartitionValueErrorNamesRow(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.BinaryTypes.String},
+		{Name: "dim", Type: arrow.BinaryTypes.String},
+		{Name: pipeline.FileColumn, Type: arrow.BinaryTypes.String},
+		{Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	long := strings.Repeat("x", 300)
+	tests := []struct {
+		name, rows, want string
+	}{
+		{"with its file", `[{"id": "a", "dim": "ok", "_file": "in.jsonl", "_line": 6}, {"id": "b", "dim": "` + long + `", "_file": "in.jsonl", "_line": 7}]`, "t: in.jsonl:7: bad partition value"},
+		{"without a file", `[{"id": "a", "dim": "ok", "_line": 6}, {"id": "b", "dim": "` + long + `", "_line": 7}]`, "t: row 2: bad partition value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sink, err := NewTable(t.TempDir(), "t", schema, []string{"dim"}, config.DefaultWriter, mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _, err := array.RecordFromJSON(mem, schema, strings.NewReader(tt.rows))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = sink.Write(t.Context(), b)
+			b.Release()
+			sink.Abort()
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, ErrPartitionValue) {
+				t.Errorf("error %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
