@@ -31,6 +31,7 @@ type FieldError struct {
 	Err  error
 }
 
+// Error gives file:line: path: cause, leaving out what is unknown.
 func (e *FieldError) Error() string {
 	loc := e.File
 	if e.Line > 0 {

@@ -42,6 +42,7 @@ type DecodeError struct {
 	Err  error
 }
 
+// Error gives file:line: cause (file: cause when the line is unknown).
 func (e *DecodeError) Error() string {
 	if e.Line > 0 {
 		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
