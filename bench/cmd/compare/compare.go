@@ -129,6 +129,7 @@ func compare(o options, stdout, stderr io.Writer) error {
 		rep.Results = append(rep.Results, rs...)
 	}
 	writeMarkdown(stdout, rep)
+	writeTargets(stdout, rep)
 	writeGrowth(stdout, rep)
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
@@ -408,6 +409,72 @@ func ratio(x float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f", x)
+}
+
+// Issue #7's targets for agora against DuckDB, per dataset and scale: at
+// most targetCrowdRAG10 of DuckDB's wall time for CrowdRAG-25 at 10×, at
+// most its wall time elsewhere, and a peak RSS below DuckDB's and under
+// rssLimitMB megabytes.
+const (
+	targetCrowdRAG10 = 0.67
+	targetElsewhere  = 1.00
+	rssLimitMB       = 300.0
+)
+
+// writeTargets prints, for each dataset and scale run by both agora and
+// DuckDB, agora's wall time and peak RSS against issue #7's targets. The
+// agora run is the one writing the same tables as DuckDB (agora-same
+// when there is one).
+func writeTargets(w io.Writer, rep report) {
+	type key struct{ dataset, scale string }
+	var order []key
+	runs := map[key]map[string]result{}
+	for _, r := range rep.Results {
+		if r.Error != "" || r.WallS == 0 {
+			continue
+		}
+		k := key{r.Dataset, r.Scale}
+		if runs[k] == nil {
+			runs[k] = map[string]result{}
+			order = append(order, k)
+		}
+		runs[k][r.Engine] = r
+	}
+	header := false
+	for _, k := range order {
+		duck, ok := runs[k]["duckdb"]
+		if !ok {
+			continue
+		}
+		a, ok := runs[k]["agora-same"]
+		if !ok {
+			if a, ok = runs[k]["agora"]; !ok {
+				continue
+			}
+		}
+		if !header {
+			fmt.Fprintf(w, "Against issue #7's targets (wall at most %.2f of DuckDB's for CrowdRAG-25 at 10×, at most %.2f elsewhere; peak RSS below DuckDB's and under %.0f MB):\n\n", targetCrowdRAG10, targetElsewhere, rssLimitMB)
+			header = true
+		}
+		target := targetElsewhere
+		if k.dataset == "crowdrag25" && k.scale == "10" {
+			target = targetCrowdRAG10
+		}
+		wall := a.WallS / duck.WallS
+		mb := a.RSSMB * (1 << 20) / 1e6
+		fmt.Fprintf(w, "- %s %s×: wall %.2f of DuckDB's (paired %.2f), at most %.2f: %s; peak RSS %.0f MiB (%.0f MB), under %.0f MB: %s, below DuckDB's %.0f MiB: %s\n",
+			k.dataset, k.scale, wall, a.PairedVsDuckDB, target, verdict(wall <= target), a.RSSMB, mb, rssLimitMB, verdict(mb < rssLimitMB), duck.RSSMB, verdict(a.RSSMB < duck.RSSMB))
+	}
+	if header {
+		fmt.Fprintln(w)
+	}
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT MET"
 }
 
 // growthLimit is issue #7's bound on how much peak RSS may grow from the

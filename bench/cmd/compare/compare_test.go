@@ -98,6 +98,40 @@ func TestPairedRatio(t *testing.T) {
 	}
 }
 
+// TestWriteTargets: each dataset and scale with an agora and a DuckDB
+// run gets a line, judged with agora-same where there is one, against
+// CrowdRAG-25 10×'s 0.67 and 1.00 elsewhere; RSS against 300 MB (286.1
+// MiB) and DuckDB's. Failed runs and sets without DuckDB get none.
+func TestWriteTargets(t *testing.T) {
+	rep := report{Results: []result{
+		{Dataset: "crowdrag25", Scale: "10", Engine: "agora", WallS: 1.5, RSSMB: 284, PairedVsDuckDB: 0.6},
+		{Dataset: "crowdrag25", Scale: "10", Engine: "duckdb", WallS: 2.5, RSSMB: 1208},
+		{Dataset: "crowdrag25", Scale: "50", Engine: "agora", WallS: 8.5, RSSMB: 287},
+		{Dataset: "crowdrag25", Scale: "50", Engine: "duckdb", WallS: 12.5, RSSMB: 5000},
+		{Dataset: "habermas", Scale: "10", Engine: "agora", WallS: 5, RSSMB: 100},
+		{Dataset: "habermas", Scale: "10", Engine: "agora-same", WallS: 9.3, RSSMB: 348, PairedVsDuckDB: 1.04},
+		{Dataset: "habermas", Scale: "10", Engine: "duckdb", WallS: 8.8, RSSMB: 4900},
+		{Dataset: "delidata", Scale: "10", Engine: "agora", WallS: 1, RSSMB: 128},
+		{Dataset: "delidata", Scale: "50", Engine: "agora", WallS: 1, RSSMB: 128},
+		{Dataset: "delidata", Scale: "50", Engine: "duckdb", Error: "boom"},
+	}}
+	var b strings.Builder
+	writeTargets(&b, rep)
+	got := b.String()
+	for _, want := range []string{
+		"- crowdrag25 10×: wall 0.60 of DuckDB's (paired 0.60), at most 0.67: met; peak RSS 284 MiB (298 MB), under 300 MB: met, below DuckDB's 1208 MiB: met\n",
+		"- crowdrag25 50×: wall 0.68 of DuckDB's (paired 0.00), at most 1.00: met; peak RSS 287 MiB (301 MB), under 300 MB: NOT MET,",
+		"- habermas 10×: wall 1.06 of DuckDB's (paired 1.04), at most 1.00: NOT MET; peak RSS 348 MiB (365 MB), under 300 MB: NOT MET, below DuckDB's 4900 MiB: met\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "delidata") {
+		t.Errorf("a set without a DuckDB run got a line:\n%s", got)
+	}
+}
+
 // TestWriteGrowth: datasets run at two or more row scales get a line per
 // engine, from the smallest scale to the largest whatever the order run,
 // with agora's judged against growthLimit; widened and failed sets, and
