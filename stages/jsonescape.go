@@ -32,12 +32,22 @@ var escU = []byte(`\u`)
 // and fastjson decodes each such escape with strconv and a string
 // conversion: on CrowdRAG-25's texts that was a tenth of the decoding.
 func inlineEscapes(dst, ln []byte) []byte {
+	dst, _ = inlineEscapesLone(dst, ln)
+	return dst
+}
+
+// inlineEscapesLone is inlineEscapes that also reports whether a string
+// of ln holds a \uXXXX escape of a UTF-16 surrogate that is not half of
+// a valid pair: no character, which fastjson keeps as the escape's text
+// or turns into U+FFFD.
+func inlineEscapesLone(dst, ln []byte) ([]byte, bool) {
 	s := ln
 	in := false // inside a string
+	lone := false
 	for {
 		j := bytes.IndexByte(s, '\\')
 		if j < 0 {
-			return append(dst, s...)
+			return append(dst, s...), lone
 		}
 		// No backslash before j, so every quote before it opens or closes
 		// a string. Escapes come in runs (every non-ASCII character of a
@@ -61,7 +71,9 @@ func inlineEscapes(dst, ln []byte) []byte {
 			s = s[1:]
 			continue
 		}
-		dst, s = inlineEscape(dst, s)
+		var l bool
+		dst, s, l = inlineEscape(dst, s)
+		lone = lone || l
 	}
 }
 
@@ -69,30 +81,31 @@ func inlineEscapes(dst, ln []byte) []byte {
 var quote = []byte{'"'}
 
 // inlineEscape appends the escape at the start of s (a backslash) to dst,
-// written out where it can be, and returns the rest of s.
-func inlineEscape(dst, s []byte) ([]byte, []byte) {
+// written out where it can be, and returns the rest of s and whether the
+// escape was of a surrogate without its pair.
+func inlineEscape(dst, s []byte) ([]byte, []byte, bool) {
 	if len(s) < 2 || s[1] != 'u' {
 		n := min(2, len(s)) // an escape of one character, or a lone final backslash
-		return append(dst, s[:n]...), s[n:]
+		return append(dst, s[:n]...), s[n:], false
 	}
 	r, ok := hex4(s[2:])
 	switch {
 	case !ok:
-		return append(dst, s[:2]...), s[2:] // not an escape: fastjson keeps "\u" and reads on
+		return append(dst, s[:2]...), s[2:], false // not an escape: fastjson keeps "\u" and reads on
 	case utf16.IsSurrogate(r):
 		if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
 			if r2, ok := hex4(s[8:]); ok {
 				if p := utf16.DecodeRune(r, r2); p != utf8.RuneError {
-					return utf8.AppendRune(dst, p), s[12:]
+					return utf8.AppendRune(dst, p), s[12:], false
 				}
-				return append(dst, s[:12]...), s[12:]
+				return append(dst, s[:12]...), s[12:], true
 			}
 		}
-		return append(dst, s[:6]...), s[6:]
+		return append(dst, s[:6]...), s[6:], true
 	case r < 0x20 || r == '"' || r == '\\' || r < 0x80 && isHex(byte(r)):
-		return append(dst, s[:6]...), s[6:]
+		return append(dst, s[:6]...), s[6:], false
 	}
-	return utf8.AppendRune(dst, r), s[6:]
+	return utf8.AppendRune(dst, r), s[6:], false
 }
 
 // isHex reports whether c is a hex digit.

@@ -28,8 +28,8 @@ import (
 //     replaces those in ways of its own), and any escape in a key;
 //   - a number that does not start with '-' or a digit (fastjson's NaN,
 //     inf and the like), or that the column's type does not take;
-//   - a value of the wrong JSON type, and a key not declared when unknown
-//     keys are rejected.
+//   - a value of the wrong JSON type, a declared key given twice, and a key
+//     not declared when unknown keys are rejected.
 //
 // It decodes the columns the general path can (strings, integers, floats,
 // booleans, and lists and structs of them); an input with another column
@@ -162,6 +162,8 @@ func (s *JSONLines) decodeFast(st *fastLine, rb *array.RecordBuilder, line []byt
 			if s.RejectUnknownKeys {
 				return false
 			}
+		case vals[ref.col] >= 0 && ref.prio == prio[ref.col]:
+			return false // the same key twice: the general path rejects the row
 		case vals[ref.col] < 0 || ref.prio < prio[ref.col]:
 			vals[ref.col], prio[ref.col] = k+1, ref.prio
 		}

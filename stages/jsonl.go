@@ -106,6 +106,9 @@ type JSONLines struct {
 	initErr error
 }
 
+// utf8BOM is the UTF-8 byte order mark, which may start a text file.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
 type keyRef struct {
 	col, prio int
 }
@@ -406,6 +409,11 @@ func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Reje
 	prio := make([]int, ncol)
 	data := c.Data
 	line := c.Line
+	if line == 1 {
+		// A file's byte order mark (editors and spreadsheets on Windows
+		// write one) is not JSON.
+		data = bytes.TrimPrefix(data, utf8BOM)
+	}
 	var esc []byte
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
@@ -435,8 +443,9 @@ func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Reje
 			continue
 		}
 		src := ln
+		lone := false // a string holds half a surrogate pair
 		if bytes.Contains(ln, escU) {
-			esc = inlineEscapes(esc[:0], ln)
+			esc, lone = inlineEscapesLone(esc[:0], ln)
 			src = esc
 		}
 		v, err := p.ParseBytes(src)
@@ -453,8 +462,13 @@ func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Reje
 			rej.Add(pipeline.Reject{Rule: "decode", Reason: fmt.Sprintf("invalid JSON: %v", err), Line: n, Row: string(ln)})
 			continue
 		}
+		if lone {
+			rej.Add(pipeline.Reject{Rule: "type", Reason: `a string holds a \u escape of a UTF-16 surrogate without its pair, which is no character`, Line: n, Row: string(ln)})
+			continue
+		}
 		clear(vals)
-		var unknown string
+		var unknown, dup string
+		dupCol := -1
 		v.GetObject().Visit(func(k []byte, e *fastjson.Value) {
 			ref, ok := s.keys[string(k)]
 			if !ok {
@@ -463,10 +477,21 @@ func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Reje
 				}
 				return
 			}
-			if vals[ref.col] == nil || ref.prio < prio[ref.col] {
+			switch {
+			case vals[ref.col] != nil && ref.prio == prio[ref.col]:
+				// The same key again: which value the row means is not
+				// for agora to guess (most readers keep the last).
+				if dup == "" {
+					dup, dupCol = string(k), ref.col
+				}
+			case vals[ref.col] == nil || ref.prio < prio[ref.col]:
 				vals[ref.col], prio[ref.col] = e, ref.prio
 			}
 		})
+		if dup != "" {
+			rej.Add(pipeline.Reject{Rule: "duplicate_key", Column: s.Columns[dupCol].Name, Reason: fmt.Sprintf("key %q appears more than once in the object", dup), Line: n, Row: string(ln)})
+			continue
+		}
 		if unknown != "" && s.RejectUnknownKeys {
 			rej.Add(pipeline.Reject{Rule: "unknown_key", Column: unknown, Reason: fmt.Sprintf("key %q is not declared in the input's columns", unknown), Line: n, Row: string(ln)})
 			continue

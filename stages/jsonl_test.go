@@ -145,9 +145,37 @@ func TestJSONLinesDecode(t *testing.T) {
 			rejects: []string{"type:1", "type:2"},
 		},
 		{
-			name:  "escapes: quote, backslash, control, escaped backslash, lone and broken surrogates, bad hex, in keys",
-			input: `{"i\u0064":"\u0022\u005c\u0001\\u0041\u0041","tags":["\ud800x","\ud800\u0041","\udc00\ud800","\u12","\uzzzz\u00e9","\ud83d\ude00\u00e9","\\\u00e9"]}` + "\n",
-			want:  []string{`{"id":"\"\\\u0001\\u0041A","n":null,"p":null,"raw_text":null,"st":null,"tags":["\\ud800x","�","�","\\u12","\\uzzzzé","😀é","\\é"]}`},
+			name:  "escapes: quote, backslash, control, escaped backslash, bad hex, in keys",
+			input: `{"i\u0064":"\u0022\u005c\u0001\\u0041\u0041","tags":["\\ud800x","\u12","\uzzzz\u00e9","\ud83d\ude00\u00e9","\\\u00e9"]}` + "\n",
+			want:  []string{`{"id":"\"\\\u0001\\u0041A","n":null,"p":null,"raw_text":null,"st":null,"tags":["\\ud800x","\\u12","\\uzzzzé","😀é","\\é"]}`},
+		},
+		{
+			// Half a surrogate pair is no character: fastjson kept it as the
+			// escape's text or made it U+FFFD, silently.
+			name: "lone and broken surrogates are rejected, in any string",
+			input: `{"id":"a","tags":["\ud800x"]}` + "\n" + `{"id":"b","tags":["\ud800\u0041"]}` + "\n" + `{"id":"c\udc00\ud800"}` + "\n" +
+				`{"id":"d\ud83d"}` + "\n" + `{"id":"e","other":"\ude00"}` + "\n" + `{"id":"f\ud83d\ude00"}` + "\n",
+			want:    []string{`{"id":"f😀","n":null,"p":null,"raw_text":null,"st":null,"tags":null}`},
+			rejects: []string{"type:1", "type:2", "type:3", "type:4", "type:5"},
+		},
+		{
+			// Readers disagree on which value such a row means (most keep the
+			// last, agora's fast path kept the first): the row is rejected.
+			name: "a declared key given twice is rejected, on either path",
+			input: `{"id":"a","n":1,"n":2}` + "\n" + `{"i\u0064":"b","n":1,"n":2}` + "\n" + `{"id":"c","text":"x","text":"y"}` + "\n" +
+				`{"id":"d","text":"x","raw_text":"y","other":1,"other":2}` + "\n",
+			want:    []string{`{"id":"d","n":null,"p":null,"raw_text":"y","st":null,"tags":null}`},
+			rejects: []string{"duplicate_key:1", "duplicate_key:2", "duplicate_key:3"},
+		},
+		{
+			name:  "a byte order mark at the start of the file is skipped",
+			input: "\xef\xbb\xbf" + `{"id":"a"}` + "\n" + `{"id":"b"}` + "\n",
+			want:  []string{`{"id":"a","n":null,"p":null,"raw_text":null,"st":null,"tags":null}`, `{"id":"b","n":null,"p":null,"raw_text":null,"st":null,"tags":null}`},
+		},
+		{
+			name:  "a byte order mark elsewhere is bad JSON",
+			input: `{"id":"a"}` + "\n" + "\xef\xbb\xbf" + `{"id":"b"}` + "\n",
+			err:   "data.jsonl:2: invalid JSON",
 		},
 	}
 	for _, tt := range tests {

@@ -351,7 +351,9 @@ func (s *TSVFolder) readFile(ctx context.Context, p, base string, layout **tsvLa
 		if hdr == nil {
 			// The first chunk starts with the header line.
 			i := bytes.IndexByte(c.Data, '\n')
-			line := bytes.TrimRight(c.Data[:i], "\r")
+			// A byte order mark (editors and spreadsheets on Windows write
+			// one) is not part of the first column's name.
+			line := bytes.TrimPrefix(bytes.TrimRight(c.Data[:i], "\r"), utf8BOM)
 			if *layout == nil || (*layout).line != string(line) {
 				l, err := s.layout(name, line)
 				if err != nil {

@@ -262,3 +262,24 @@ func TestTSVFolderBatchBytes(t *testing.T) {
 		t.Errorf("19 lines of 1 KB came in %d chunks %v, want batches of about 4 KiB", len(sizes), sizes)
 	}
 }
+
+// TestTSVByteOrderMark checks that a byte order mark before the header
+// (as Windows editors and spreadsheets write) is not part of the first
+// column's name, and that a file with one shares the layout of a file
+// without.
+func TestTSVByteOrderMark(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a"), []byte("\xef\xbb\xbfid\ttext\n1\tone\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "b"), []byte("id\ttext\n2\ttwo\n"), 0o644)
+	s := &TSVFolder{Path: dir, Name: "chats", Mem: mem, Columns: []TSVColumn{{Name: "id", Type: arrow.BinaryTypes.String}, {Name: "text", Type: arrow.BinaryTypes.String}}}
+	rows, rejects, err := decodeTSV(t, s)
+	if err != nil || len(rejects) != 0 {
+		t.Fatalf("err %v, rejects %v", err, rejects)
+	}
+	want := []string{`a:2 {"id":"1","text":"one"}`, `b:2 {"id":"2","text":"two"}`}
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+}
