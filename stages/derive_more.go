@@ -294,7 +294,7 @@ func init() {
 					err = fn.check(v, false)
 				}
 				if err != nil {
-					bad[i] = fmt.Sprintf("invalid JSON for %s: %v", d.Type, err)
+					bad[i] = fmt.Sprintf("invalid JSON for %s: %s", d.Type, jsonErrorText(err))
 					bld.AppendNull()
 					continue
 				}

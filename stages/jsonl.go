@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
@@ -104,6 +106,21 @@ type JSONLines struct {
 	bufMu   sync.Mutex
 	bufs    [][]byte // chunk buffers handed back by Decode, at most maxFreeBufs
 	initErr error
+}
+
+// parsePrefixes is a run of fastjson's error prefixes, one per level of
+// nesting it went down before the error.
+var parsePrefixes = regexp.MustCompile(`(?:cannot parse (?:JSON|object|object value|array|array value): )+`)
+
+// jsonErrorText is fastjson's error with a long run of its prefixes cut
+// to the first and "…": a line nested 300 deep made an error of 14 KB.
+func jsonErrorText(err error) string {
+	return parsePrefixes.ReplaceAllStringFunc(err.Error(), func(run string) string {
+		if strings.Count(run, "cannot parse") <= 3 {
+			return run
+		}
+		return run[:strings.Index(run, ": ")+2] + "… "
+	})
 }
 
 // utf8BOM is the UTF-8 byte order mark, which may start a text file.
@@ -456,10 +473,11 @@ func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Reje
 			err = fmt.Errorf("want a JSON object, got %s", v.Type())
 		}
 		if err != nil {
+			msg := jsonErrorText(err)
 			if !s.RejectBadLines {
-				return nil, s.errAt(n, fmt.Errorf("%w: %v", ErrBadJSON, err))
+				return nil, s.errAt(n, fmt.Errorf("%w: %s", ErrBadJSON, msg))
 			}
-			rej.Add(pipeline.Reject{Rule: "decode", Reason: fmt.Sprintf("invalid JSON: %v", err), Line: n, Row: string(ln)})
+			rej.Add(pipeline.Reject{Rule: "decode", Reason: "invalid JSON: " + msg, Line: n, Row: string(ln)})
 			continue
 		}
 		if lone {

@@ -168,6 +168,12 @@ func TestJSONLinesDecode(t *testing.T) {
 			rejects: []string{"duplicate_key:1", "duplicate_key:2", "duplicate_key:3"},
 		},
 		{
+			// fastjson prefixes its error once per level: 14 KB at 300 deep.
+			name:  "a line nested too deep fails in one short message",
+			input: `{"id":"a","deep":` + strings.Repeat("[", 301) + strings.Repeat("]", 301) + "}\n",
+			err:   "data.jsonl:1: invalid JSON: cannot parse JSON: … too big depth",
+		},
+		{
 			name:  "a byte order mark at the start of the file is skipped",
 			input: "\xef\xbb\xbf" + `{"id":"a"}` + "\n" + `{"id":"b"}` + "\n",
 			want:  []string{`{"id":"a","n":null,"p":null,"raw_text":null,"st":null,"tags":null}`, `{"id":"b","n":null,"p":null,"raw_text":null,"st":null,"tags":null}`},
@@ -188,6 +194,9 @@ func TestJSONLinesDecode(t *testing.T) {
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err = %v, want %q", err, tt.err)
+				}
+				if len(err.Error()) > 1000 {
+					t.Errorf("an error of %d bytes", len(err.Error()))
 				}
 				return
 			}
