@@ -413,7 +413,12 @@ func (s *ParquetFile) Decode(ctx context.Context, c pipeline.Chunk, _ *pipeline.
 		a, err := conform(ctx, s.Mem, in.Column(i[0]), f.Type)
 		if err != nil {
 			releaseAll(cols)
-			return nil, &DecodeError{File: s.Name, Line: c.Line, Err: fmt.Errorf("column %s: %w", f.Name, err)}
+			line := c.Line // the batch's first row, unless the error names its own
+			var re *rowError
+			if errors.As(err, &re) {
+				line += int64(re.row)
+			}
+			return nil, &DecodeError{File: s.Name, Line: line, Err: fmt.Errorf("column %s: %w", f.Name, err)}
 		}
 		cols = append(cols, a)
 	}
@@ -445,10 +450,34 @@ func conform(ctx context.Context, mem memory.Allocator, a arrow.Array, want arro
 	}
 	out, err := compute.CastArray(cctx, a, compute.SafeCastOptions(want))
 	if err != nil {
-		return nil, fmt.Errorf("the file has %s, want %s: %w", a.DataType(), want, err)
+		// The cast names no row: find the first that does not convert, by
+		// halves (the error path only).
+		lo, hi := 0, a.Len()
+		for hi-lo > 1 {
+			mid := (lo + hi) / 2
+			part := array.NewSlice(a, int64(lo), int64(mid))
+			o, perr := compute.CastArray(cctx, part, compute.SafeCastOptions(want))
+			part.Release()
+			if perr != nil {
+				hi = mid
+				continue
+			}
+			o.Release()
+			lo = mid
+		}
+		return nil, &rowError{row: lo, err: fmt.Errorf("the file has %s, want %s: %w", a.DataType(), want, err)}
 	}
 	return out, nil
 }
+
+// rowError is a conversion's error at row row (0-based) of the batch.
+type rowError struct {
+	row int
+	err error
+}
+
+func (e *rowError) Error() string { return e.err.Error() }
+func (e *rowError) Unwrap() error { return e.err }
 
 // sameLayout reports whether two types differ only in field names (a
 // list's element called element or item) and nullability.
@@ -507,7 +536,7 @@ func isoTimestamps(mem memory.Allocator, s *array.String) (arrow.Array, error) {
 		}
 		ts, err := arrow.TimestampFromString(s.Value(i), arrow.Microsecond)
 		if err != nil {
-			return nil, fmt.Errorf("row %d: %q is not an ISO 8601 timestamp", i+1, s.Value(i))
+			return nil, &rowError{row: i, err: fmt.Errorf("%q is not an ISO 8601 timestamp", s.Value(i))}
 		}
 		tb.Append(ts)
 	}

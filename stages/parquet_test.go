@@ -468,3 +468,49 @@ func idTextBatch(rows int, text func(i int) string) arrow.RecordBatch {
 	}
 	return rb.NewRecordBatch()
 }
+
+// TestParquetConversionErrorNamesRow checks that a value that does not
+// convert to the declared type names its own row, not its batch's first.
+func TestParquetConversionErrorNamesRow(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	tests := []struct {
+		name, typ, bad, want string
+	}{
+		{"a string where an integer is declared", "int64", "abc", `f.parquet:301: column v: the file has utf8, want int64`},
+		{"a string where a timestamp is declared", "timestamp", "not a time", `f.parquet:301: column v: "not a time" is not an ISO 8601 timestamp`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sb := array.NewStringBuilder(mem)
+			for i := range 500 {
+				switch {
+				case i == 300:
+					sb.Append(tt.bad)
+				case tt.typ == "int64":
+					sb.Append(strconv.Itoa(i))
+				default:
+					sb.Append("2024-01-02T03:04:05Z")
+				}
+			}
+			col := sb.NewArray()
+			sb.Release()
+			b := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.BinaryTypes.String}}, nil), []arrow.Array{col}, 500)
+			col.Release()
+			p := writeParquetFile(t, "f.parquet", b, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(200)), pqarrow.DefaultWriterProps())
+			b.Release()
+			s := &ParquetFile{Path: p, Name: "f.parquet", BatchRows: 200, Mem: mem, Columns: []ParquetColumn{{Name: "v", Type: mustType(t, tt.typ)}}}
+			err := s.Chunks(t.Context(), func(c pipeline.Chunk) error {
+				defer c.Batch.Release()
+				out, err := s.Decode(t.Context(), c, &pipeline.Rejects{})
+				if err == nil {
+					out.Release()
+				}
+				return err
+			})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
