@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/valyala/fastjson"
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/agora-etl/agora/config"
@@ -424,5 +425,23 @@ func TestChunkBuffersAreReused(t *testing.T) {
 	s.putBuf(make([]byte, 1, 5*1024))
 	if len(s.bufs) != 0 {
 		t.Errorf("a buffer of 5 chunks was kept")
+	}
+}
+
+// TestErrTypeWording checks a wrong-type reason names the value once.
+func TestErrTypeWording(t *testing.T) {
+	for _, tt := range []struct{ json, want string }{
+		{`true`, "want string, got true"},
+		{`null`, "want string, got null"},
+		{`12`, "want string, got number 12"},
+		{`[1,2]`, "want string, got array [1,2]"},
+	} {
+		v, err := fastjson.Parse(tt.json)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := errType("string", v).Error(); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.json, got, tt.want)
+		}
 	}
 }

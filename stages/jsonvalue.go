@@ -28,6 +28,9 @@ type valueFn struct {
 func errType(want string, v *fastjson.Value) error {
 	got := v.Type().String()
 	s := v.String()
+	if s == got { // true, false, null: the value is its type's name
+		return fmt.Errorf("want %s, got %s", want, got)
+	}
 	if len(s) > 60 {
 		s = s[:60] + "…"
 	}
