@@ -13,8 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/valyala/fastjson"
 	"github.com/klauspost/compress/gzip"
+	"github.com/valyala/fastjson"
 
 	"github.com/agora-etl/agora/config"
 	"github.com/agora-etl/agora/pipeline"
