@@ -28,7 +28,8 @@ var ErrTooManyPartitions = errors.New("too many partitions")
 // Table writes one table's batches as Hive-partitioned Parquet under
 // Root/Name, and its rejects under Root/_rejects/Name. It implements
 // pipeline.Sink; Write and Reject are called from one goroutine. Close
-// commits, Abort discards.
+// commits, Abort discards. Its errors do not name the table: its caller
+// does (the pipeline's "table dataset/name: ").
 type Table struct {
 	// FS is where files are written; nil means the OS.
 	FS         FS
@@ -144,7 +145,7 @@ func (t *Table) Schema() *arrow.Schema { return t.schema }
 // written and the ones after not.
 func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 	if t.failed != nil {
-		return fmt.Errorf("%s: an earlier write failed: %w", t.name, t.failed)
+		return fmt.Errorf("an earlier write failed: %w", t.failed)
 	}
 	n := int(b.NumRows())
 	var (
@@ -161,9 +162,9 @@ func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 			var err error
 			if pk, err = t.partitioner.Of(b, i); err != nil {
 				if f := pipeline.FileOf(b, i); f != "" {
-					return fmt.Errorf("%s: %s:%d: %w", t.name, f, pipeline.LineOf(b, i), err)
+					return fmt.Errorf("%s:%d: %w", f, pipeline.LineOf(b, i), err)
 				}
-				return fmt.Errorf("%s: row %d: %w", t.name, i+1, err)
+				return fmt.Errorf("row %d: %w", i+1, err)
 			}
 		}
 		// A run of rows of one partition gets one *Partition: the row
@@ -210,7 +211,7 @@ func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 		}
 	}
 	if len(t.open)+fresh > t.w.MaxPartitions {
-		return fmt.Errorf("%s: %w: more than writer.max_partitions (%d); partition on a column with fewer values", t.name, ErrTooManyPartitions, t.w.MaxPartitions)
+		return fmt.Errorf("%w: more than writer.max_partitions (%d); partition on a column with fewer values", ErrTooManyPartitions, t.w.MaxPartitions)
 	}
 	pb := pendingBatch{cols: make([]arrow.Array, len(cols)), rows: make(map[int][]int64, len(seen))}
 	for k, pk := range seen {
@@ -300,7 +301,7 @@ func (t *Table) writePart(key string, vals []*string, b arrow.RecordBatch) error
 	pw := t.open[key]
 	if pw == nil {
 		if len(t.open) >= t.w.MaxPartitions {
-			return fmt.Errorf("%s: %w: more than writer.max_partitions (%d); partition on a column with fewer values", t.name, ErrTooManyPartitions, t.w.MaxPartitions)
+			return fmt.Errorf("%w: more than writer.max_partitions (%d); partition on a column with fewer values", ErrTooManyPartitions, t.w.MaxPartitions)
 		}
 		pw = &partWriter{path: key, vals: vals}
 		t.open[key] = pw
@@ -318,7 +319,7 @@ func (t *Table) writePart(key string, vals []*string, b arrow.RecordBatch) error
 			dir := filepath.Join(t.root, t.name, filepath.FromSlash(key))
 			fw, err := newFileWriter(fsOrOS(t.FS), dir, fmt.Sprintf("part-%05d.parquet", pw.seq), t.schema, t.w, t.mem)
 			if err != nil {
-				return fmt.Errorf("%s: %w", t.name, err)
+				return err
 			}
 			pw.fw = fw
 		}
@@ -334,7 +335,7 @@ func (t *Table) writePart(key string, vals []*string, b arrow.RecordBatch) error
 			part.Release()
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", t.name, err)
+			return err
 		}
 		off += n
 		if pw.fw.full(t.w) {
@@ -368,7 +369,7 @@ func (t *Table) capBuffers() error {
 			return nil
 		}
 		if err := big.fw.flushRowGroup(); err != nil {
-			return fmt.Errorf("%s: %w", t.name, err)
+			return err
 		}
 	}
 }
@@ -392,7 +393,7 @@ func (t *Table) closeFile(pw *partWriter) (FileInfo, error) {
 	pw.seq++
 	_, n, sum, err := fw.close()
 	if err != nil {
-		return FileInfo{}, fmt.Errorf("%s: %w", t.name, err)
+		return FileInfo{}, err
 	}
 	rel := path.Join(t.name, pw.path, fw.name)
 	var part map[string]*string
@@ -440,7 +441,7 @@ func (t *Table) flushRejects() error {
 	if t.rejW == nil {
 		fw, err := newFileWriter(fsOrOS(t.FS), filepath.Join(t.root, "_rejects", t.name), "part-00000.parquet", RejectSchema, t.w, t.mem)
 		if err != nil {
-			return fmt.Errorf("%s rejects: %w", t.name, err)
+			return fmt.Errorf("rejects: %w", err)
 		}
 		t.rejW = fw
 	}
@@ -459,7 +460,7 @@ func (t *Table) Close() ([]FileInfo, error) {
 	t.closed = true
 	if t.failed != nil {
 		t.Abort()
-		return nil, fmt.Errorf("%s: not closed after a failed write: %w", t.name, t.failed)
+		return nil, fmt.Errorf("not closed after a failed write: %w", t.failed)
 	}
 	if err := t.drain(context.Background()); err != nil {
 		t.Abort()
@@ -485,7 +486,7 @@ func (t *Table) Close() ([]FileInfo, error) {
 			defer func() { <-sem; wg.Done() }()
 			defer func() {
 				if r := recover(); r != nil {
-					errs[i] = fmt.Errorf("%s: closing %s: internal error: %v", t.name, pw.path, r)
+					errs[i] = fmt.Errorf("closing %s: internal error: %v", pw.path, r)
 				}
 			}()
 			infos[i], errs[i] = t.closeFile(pw)

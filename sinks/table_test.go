@@ -849,8 +849,8 @@ func TestPartitionValueErrorNamesRow(t *testing.T) {
 	tests := []struct {
 		name, rows, want string
 	}{
-		{"with its file", `[{"id": "a", "dim": "ok", "_file": "in.jsonl", "_line": 6}, {"id": "b", "dim": "` + long + `", "_file": "in.jsonl", "_line": 7}]`, "t: in.jsonl:7: bad partition value"},
-		{"without a file", `[{"id": "a", "dim": "ok", "_line": 6}, {"id": "b", "dim": "` + long + `", "_line": 7}]`, "t: row 2: bad partition value"},
+		{"with its file", `[{"id": "a", "dim": "ok", "_file": "in.jsonl", "_line": 6}, {"id": "b", "dim": "` + long + `", "_file": "in.jsonl", "_line": 7}]`, "in.jsonl:7: bad partition value"},
+		{"without a file", `[{"id": "a", "dim": "ok", "_line": 6}, {"id": "b", "dim": "` + long + `", "_line": 7}]`, "row 2: bad partition value"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
