@@ -10,8 +10,12 @@ FUZZTIME ?= 30s
 
 all: build
 
+# The commit built from, in agora's version: a binary of other code does not
+# take a release made by another for its own ("nothing to do").
+REV := $(shell r=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD -- 2>/dev/null || r=$$r-dirty; echo $$r; })
+
 build:
-	$(GO) build -o $(BIN) ./cmd/agora
+	$(GO) build -ldflags "-X main.buildRev=$(REV)" -o $(BIN) ./cmd/agora
 
 ## run: the whole pipeline on the shipped samples in testdata/, writing ./out
 run: build

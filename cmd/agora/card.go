@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -179,11 +180,12 @@ func quoteAll(s []string) []string {
 }
 
 // sameRelease returns the manifest of the published release of the
-// dataset when it was made by the same agora version from the same config:
+// dataset when it was made by the same agora version (and commit) and
+// library versions from the same config:
 // when the inputs' checksums can still make the run unnecessary.
 func sameRelease(out, id string, man Manifest) (Manifest, bool) {
 	old, err := readManifest(out, id)
-	if err != nil || !sinks.Published(out, id) || old.Agora != man.Agora || old.ConfigSHA256 != man.ConfigSHA256 {
+	if err != nil || !sinks.Published(out, id) || old.Agora != man.Agora || old.ConfigSHA256 != man.ConfigSHA256 || !maps.Equal(old.Libraries, man.Libraries) {
 		return Manifest{}, false
 	}
 	return old, true

@@ -51,6 +51,7 @@ var setMemoryLimit bool
 
 func main() {
 	setMemoryLimit = true
+	Version = stampedVersion(Version)
 	// Sampling allocations for a heap profile costs a few percent of the
 	// CPU; only the profiling flags need it.
 	if !slices.ContainsFunc(os.Args, func(a string) bool {

@@ -495,3 +495,61 @@ func TestSummedInputs(t *testing.T) {
 		})
 	}
 }
+
+// TestOtherBuildRunsAgain checks that a release made by another agora
+// build (version with its commit) or with other library versions is not
+// taken for this one's: the run converts again instead of "nothing to do".
+func TestOtherBuildRunsAgain(t *testing.T) {
+	data, out := crowdData(t), t.TempDir()
+	if code, so, se := runCrowd(t, data, out); code != 0 {
+		t.Fatalf("first run: exit %d\n%s%s", code, so, se)
+	}
+	manifest := filepath.Join(out, "crowdrag25", "manifest.json")
+
+	saved := Version
+	Version = "0.1.0+0123456789ab"
+	code, stdout, stderr := runCrowd(t, data, out, "--mode", "overwrite")
+	Version = saved
+	if code != 0 || strings.Contains(stdout, "unchanged") {
+		t.Fatalf("another build: exit %d, want a run:\n%s%s", code, stdout, stderr)
+	}
+	if m, err := readManifest(out, "crowdrag25"); err != nil || m.Agora != "0.1.0+0123456789ab" {
+		t.Fatalf("manifest agora_version %q, %v", m.Agora, err)
+	}
+
+	// Back to this build: other version, so it runs; then, the same
+	// build with other library versions recorded, it runs again.
+	if code, so, se := runCrowd(t, data, out, "--mode", "overwrite"); code != 0 || strings.Contains(so, "unchanged") {
+		t.Fatalf("this build again: exit %d\n%s%s", code, so, se)
+	}
+	if code, so, _ := runCrowd(t, data, out); code != 0 || !strings.Contains(so, "unchanged") {
+		t.Fatalf("same build, same inputs: exit %d, want a skip:\n%s", code, so)
+	}
+	b, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["libraries"].(map[string]any)["go"] = "go1.0"
+	b, _ = json.Marshal(m)
+	os.WriteFile(manifest, b, 0o644)
+	if code, so, se := runCrowd(t, data, out, "--mode", "overwrite"); code != 0 || strings.Contains(so, "unchanged") {
+		t.Fatalf("other libraries: exit %d, want a run:\n%s%s", code, so, se)
+	}
+}
+
+func TestStampedVersion(t *testing.T) {
+	saved := buildRev
+	defer func() { buildRev = saved }()
+	buildRev = "1a2b3c4d5e6f-dirty"
+	if got := stampedVersion("0.1.0"); got != "0.1.0+1a2b3c4d5e6f-dirty" {
+		t.Errorf("with the Makefile's revision: %q", got)
+	}
+	buildRev = ""
+	if got := stampedVersion("0.1.0"); got != "0.1.0" { // go test records no commit
+		t.Errorf("without: %q", got)
+	}
+}

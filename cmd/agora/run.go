@@ -784,6 +784,44 @@ func (c ctxReader) Read(p []byte) (int, error) {
 
 // libraryVersions reports the versions of the libraries that shape the
 // output bytes.
+// buildRev is the commit the Makefile builds from ("1a2b3c4d5e6f", with
+// "-dirty" for uncommitted changes), set with -ldflags -X: go build's own
+// record of it is off where GOFLAGS has -buildvcs=false.
+var buildRev string
+
+// stampedVersion is v with the commit agora was built from, as go build
+// records it in a git checkout ("0.1.0+1a2b3c4d5e6f", "+…-dirty" for
+// uncommitted changes), so that a binary built from other code does not
+// take a release made by another for its own (the skip check compares
+// it). v alone where the build recorded none (go test, go run).
+func stampedVersion(v string) string {
+	if buildRev != "" {
+		return v + "+" + buildRev
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	var rev string
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return v
+	}
+	v += "+" + rev[:min(12, len(rev))]
+	if dirty {
+		v += "-dirty"
+	}
+	return v
+}
+
 func libraryVersions() map[string]string {
 	out := map[string]string{"go": runtime.Version()}
 	bi, ok := debug.ReadBuildInfo()
