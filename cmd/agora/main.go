@@ -127,12 +127,23 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &re):
 		return exitRejects
 	case ctx.Err() != nil:
-		fmt.Fprintln(stderr, "agora: interrupted; the previous release is unchanged")
+		fmt.Fprintln(stderr, "agora:", interruptedNote(err))
 		return exitInterrupted
 	case errors.As(err, &ue), errors.As(err, &fe):
 		return exitUsage
 	}
 	return exitFailed
+}
+
+// interruptedNote says what an interrupted run left published: datasets
+// run one after another, each published when it is done, and those
+// published before the signal stay.
+func interruptedNote(err error) string {
+	var ie *interrupted
+	if errors.As(err, &ie) && len(ie.published) > 0 {
+		return fmt.Sprintf("interrupted; published before the interrupt: %s; the other datasets' previous releases are unchanged", strings.Join(ie.published, ", "))
+	}
+	return "interrupted; the previous releases are unchanged"
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {

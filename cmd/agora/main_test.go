@@ -5,10 +5,12 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +19,7 @@ import (
 
 	"github.com/agora-etl/agora/config"
 	"github.com/agora-etl/agora/internal/mempool"
+	"github.com/agora-etl/agora/sinks"
 	"github.com/agora-etl/agora/stages"
 )
 
@@ -239,8 +242,8 @@ func TestCommandErrors(t *testing.T) {
 			if code != tt.code {
 				t.Errorf("exit %d, want %d\n%s", code, tt.code, stderr)
 			}
-			if strings.Contains(stdout, "rows in") {
-				t.Errorf("a run that failed before any table was done printed a summary table:\n%s", stdout)
+			if lines := strings.Split(strings.TrimSpace(stdout), "\n"); strings.Contains(stdout, "rows in") && len(lines) < 2 {
+				t.Errorf("a run printed a summary table without a table:\n%s", stdout)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(stderr, w) {
@@ -406,4 +409,50 @@ func TestOutputIndependentOfInputsAtOnce(t *testing.T) {
 	}
 	shipped := sampleRelease(t, "../../pipeline.yaml", "4")
 	sameTrees(t, shipped, sampleRelease(t, cfg, "4"), "the shipped inputs_at_once and 1 everywhere")
+}
+
+// TestRunGoesOnPastAFailedDataset checks that one dataset's failure (its
+// previous release kept) does not keep the datasets after it from
+// running, and that the run still fails, naming it.
+func TestRunGoesOnPastAFailedDataset(t *testing.T) {
+	data, out := t.TempDir(), t.TempDir()
+	if err := os.CopyFS(data, os.DirFS("../../testdata")); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(data, "crowdrag25", "grades.jsonl.gz"))
+	code, _, stderr := agora(t, "run", "--config", "../../pipeline.yaml", "--data", data, "--out", out, "--quiet")
+	if code != exitFailed || !strings.Contains(stderr, "crowdrag25:") || !strings.Contains(stderr, "grades.jsonl.gz") {
+		t.Fatalf("exit %d, want 1 naming crowdrag25's missing input:\n%s", code, stderr)
+	}
+	for id, want := range map[string]bool{"crowdrag25": false, "delidata": true, "habermas": true} {
+		if got := sinks.Published(out, id); got != want {
+			t.Errorf("%s published: %v, want %v", id, got, want)
+		}
+	}
+}
+
+// TestInterruptNamesWhatWasPublished checks that a run stopped between
+// datasets returns the ones it published, and that the message says so.
+func TestInterruptNamesWhatWasPublished(t *testing.T) {
+	cfg, err := loadConfig("../../pipeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	opts := runOptions{ConfigPath: "../../pipeline.yaml", Data: "../../testdata", Out: t.TempDir()}
+	err = runAll(ctx, cfg, opts, func(*DatasetResult) { cancel() }) // a signal after the first dataset
+	var ie *interrupted
+	if !errors.As(err, &ie) || !slices.Equal(ie.published, []string{"crowdrag25"}) {
+		t.Fatalf("err = %v (%T), want an interrupt after crowdrag25", err, err)
+	}
+	if sinks.Published(opts.Out, "delidata") {
+		t.Error("delidata was published after the interrupt")
+	}
+	if got := interruptedNote(err); !strings.Contains(got, "published before the interrupt: crowdrag25") {
+		t.Errorf("note %q", got)
+	}
+	if got := interruptedNote(context.Canceled); got != "interrupted; the previous releases are unchanged" {
+		t.Errorf("note without a published dataset: %q", got)
+	}
 }

@@ -189,11 +189,28 @@ func runAll(ctx context.Context, cfg *config.Config, opts runOptions, report fun
 	if err != nil {
 		return err
 	}
-	var over []string
+	var (
+		over      []string
+		failed    []error
+		published []string
+	)
 	for _, id := range ids {
+		if ctx.Err() != nil {
+			break
+		}
 		res, err := runDataset(ctx, cfg, id, opts)
 		if err != nil {
-			return fmt.Errorf("%s: %w", id, err)
+			err = fmt.Errorf("%s: %w", id, err)
+			if ctx.Err() != nil {
+				return &interrupted{err: err, published: published}
+			}
+			// The datasets are independent: one that fails (its previous
+			// release kept) does not keep the others from running.
+			failed = append(failed, err)
+			continue
+		}
+		if res.Target != "" && !res.Skipped {
+			published = append(published, id)
 		}
 		report(res)
 		for _, t := range res.Tables {
@@ -203,11 +220,27 @@ func runAll(ctx context.Context, cfg *config.Config, opts runOptions, report fun
 			}
 		}
 	}
+	if ctx.Err() != nil {
+		return &interrupted{err: context.Cause(ctx), published: published}
+	}
+	if len(failed) > 0 {
+		return errors.Join(failed...)
+	}
 	if len(over) > 0 {
 		return &rejectsExceeded{over}
 	}
 	return nil
 }
+
+// interrupted is the error of a run stopped by a signal: the datasets
+// published before it are not rolled back.
+type interrupted struct {
+	err       error
+	published []string
+}
+
+func (e *interrupted) Error() string { return e.err.Error() }
+func (e *interrupted) Unwrap() error { return e.err }
 
 // runDataset runs every table of one dataset into a staging folder, then
 // writes the manifest and publishes.
