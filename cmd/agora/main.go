@@ -154,11 +154,12 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 comparisons) into flattened, validated, Hive-partitioned Parquet for DuckDB,
 Spark, pandas and polars. Datasets are declared in pipeline.yaml.
 
-Exit codes: 0 success (also: nothing changed, nothing to do), 1 run failed
-(or a download failed or did not match its published checksum), 2 bad
-command line or pipeline.yaml, 3 published but a table rejected more rows
-than its max_reject_ratio, 130 interrupted (the previous release is left in
-place).
+Exit codes: 0 success (also: nothing changed, nothing to do), 1 a dataset
+failed (it keeps its previous release; the others still run) or a download
+failed or did not match its published checksum, 2 bad command line or
+pipeline.yaml, 3 published but a table rejected more rows than its
+max_reject_ratio, 130 interrupted (the dataset being run keeps its previous
+release; those published before the signal stay).
 
 On a terminal, run, check and fetch show a live progress bar per table or
 download; otherwise a progress log line every 5 seconds (--quiet: neither).
