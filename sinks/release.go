@@ -36,7 +36,7 @@ func NewRelease(fs FS, out, dataset string) (*Release, error) {
 		}
 	}
 	if err := r.fs.RemoveAll(r.staging); err != nil {
-		return nil, fmt.Errorf("remove stale staging: %w", err)
+		return nil, fmt.Errorf("remove stale staging %s (left by an earlier run; remove it by hand): %w", r.staging, err)
 	}
 	if err := r.fs.MkdirAll(r.staging, 0o755); err != nil {
 		return nil, fmt.Errorf("create staging: %w", err)
@@ -120,7 +120,7 @@ func (r *Release) Publish() error {
 				return fmt.Errorf("publish: %w", err)
 			}
 			if err := r.fs.RemoveAll(r.staging); err != nil { // now the previous release
-				return fmt.Errorf("publish: remove previous release: %w", err)
+				return fmt.Errorf("%w: the previous release, now in %s, could not be removed: %v", ErrLeftover, r.staging, err)
 			}
 			return nil
 		}
@@ -143,11 +143,17 @@ func (r *Release) Publish() error {
 	}
 	if hadOld {
 		if err := r.fs.RemoveAll(old); err != nil {
-			return fmt.Errorf("publish: remove previous release: %w", err)
+			return fmt.Errorf("%w: the previous release, now in %s, could not be removed: %v", ErrLeftover, old, err)
 		}
 	}
 	return nil
 }
+
+// ErrLeftover is returned by Publish when the new release is in place
+// but the previous one, moved aside, could not be removed: the run
+// succeeded, and the folder named in the error is left to remove (the
+// next run tries again).
+var ErrLeftover = errors.New("published, but the previous release was left behind")
 
 // Published reports whether out/<dataset> holds a complete release
 // (its _SUCCESS marker is there).

@@ -73,6 +73,13 @@ func (f *faultFS) MkdirAll(p string, perm os.FileMode) error {
 	return f.OS.MkdirAll(p, perm)
 }
 
+func (f *faultFS) RemoveAll(p string) error {
+	if err := f.hit("removeall"); err != nil {
+		return err
+	}
+	return f.OS.RemoveAll(p)
+}
+
 type faultFile struct {
 	sinks.File
 	fs *faultFS
@@ -166,4 +173,46 @@ func uniq(xs ...int) []int {
 		}
 	}
 	return out
+}
+
+// TestPublishWithPreviousLeftBehind fails the removal of the previous
+// release after the new one is swapped in: the run succeeds, published,
+// and says which folder was left; the next run clears it.
+func TestPublishWithPreviousLeftBehind(t *testing.T) {
+	cfg, err := loadConfig("../../pipeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, out := crowdData(t), t.TempDir()
+	base := runOptions{ConfigPath: "../../pipeline.yaml", Data: data, Out: out, Only: []string{"crowdrag25"}, Workers: 2, Mode: "overwrite", Force: true}
+	if err := runAll(context.Background(), cfg, base, func(*DatasetResult) {}); err != nil {
+		t.Fatal(err)
+	}
+	counter := &faultFS{}
+	opts := base
+	opts.FS = counter
+	if err := runAll(context.Background(), cfg, opts, func(*DatasetResult) {}); err != nil {
+		t.Fatal(err)
+	}
+	last := counter.seen["removeall"] // the previous release's, after the swap
+	opts.FS = &faultFS{kind: "removeall", n: last}
+	var notes []string
+	if err := runAll(context.Background(), cfg, opts, func(r *DatasetResult) { notes = append(notes, r.Notes...) }); err != nil {
+		t.Fatalf("err = %v; the release is published, the leftover only noted", err)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "previous release") || !strings.Contains(notes[0], ".agora-") {
+		t.Fatalf("notes %q, want the folder left behind", notes)
+	}
+	if !sinks.Published(out, "crowdrag25") {
+		t.Fatal("not published")
+	}
+	if err := runAll(context.Background(), cfg, base, func(*DatasetResult) {}); err != nil {
+		t.Fatalf("next run: %v", err)
+	}
+	entries, _ := os.ReadDir(out)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".agora-staging") || strings.HasPrefix(e.Name(), ".agora-old") {
+			t.Errorf("left behind after the next run: %s", e.Name())
+		}
+	}
 }

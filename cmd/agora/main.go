@@ -313,6 +313,10 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 					}
 				}
 			}
+			for _, n := range r.Notes {
+				notes = append(notes, r.ID+": "+n)
+				log.Warn(n, "dataset", r.ID)
+			}
 			if r.Skipped {
 				notes = append(notes, fmt.Sprintf("%s: unchanged since the release in %s (inputs, config and agora version match its manifest.json); nothing to do (--force runs anyway)", r.ID, r.Target))
 				log.Info("unchanged", "dataset", r.ID, "path", r.Target)

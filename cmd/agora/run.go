@@ -157,6 +157,8 @@ type DatasetResult struct {
 	// Skipped says the published release already matches the inputs and
 	// config, so nothing was run.
 	Skipped bool
+	// Notes are what the run has to say of the dataset beyond its tables.
+	Notes []string
 }
 
 func loadConfig(path string) (*config.Config, error) {
@@ -453,7 +455,10 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 		}
 	}
 	if err := rel.Publish(); err != nil {
-		return nil, err
+		if !errors.Is(err, sinks.ErrLeftover) {
+			return nil, err
+		}
+		res.Notes = append(res.Notes, err.Error()) // published all the same
 	}
 	published = true
 	res.Target = rel.Target()
