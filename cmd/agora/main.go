@@ -34,6 +34,7 @@ import (
 
 	"github.com/agora-etl/agora/config"
 	"github.com/agora-etl/agora/internal/mempool"
+	"github.com/agora-etl/agora/stages"
 )
 
 // Exit codes.
@@ -257,6 +258,13 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		// Spilled batches and key runs go to a folder of this run's, which
+		// also clears what runs killed with kill -9 left in $TMPDIR.
+		closeSpill, err := stages.OpenRunSpillDir(stages.SpillDir)
+		if err != nil {
+			return err
+		}
+		defer closeSpill()
 		if setMemoryLimit && cfg.MemoryLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
 			defer adaptiveMemoryLimit(cfg.MemoryLimit, 250*time.Millisecond, func(limit int64, share float64) {
 				log.Info("memory limit raised: the live data does not fit under it", "memory_limit", limit, "gc_and_scavenge_cpu_share", math.Round(share*100)/100)
