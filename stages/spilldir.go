@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 )
 
 // runDirPattern names a run's folder of temporary files under the
@@ -21,8 +22,8 @@ const runDirLock = ".lock"
 // holds an flock on a file in it, which the kernel drops when the run
 // ends however it ends; so first it removes the folders of earlier runs
 // whose flock is free: runs killed (kill -9, a crash) before they could
-// remove their own. close removes the folder and restores SpillDir.
-func OpenRunSpillDir(base string) (close func(), err error) {
+// remove their own. done removes the folder and restores SpillDir.
+func OpenRunSpillDir(base string) (done func(), err error) {
 	if base == "" {
 		base = os.TempDir()
 	}
@@ -52,8 +53,9 @@ func OpenRunSpillDir(base string) (close func(), err error) {
 }
 
 // removeDeadRunDirs removes the run folders under base whose lock file
-// no living run holds. A folder without its lock file yet is a run
-// starting now, and is left alone.
+// no living run holds. A folder without its lock file, or whose lock
+// file is younger than runDirGrace, may be a run starting now (between
+// making the file and locking it), and is left alone.
 func removeDeadRunDirs(base string) {
 	dirs, _ := filepath.Glob(filepath.Join(base, runDirPattern))
 	for _, dir := range dirs {
@@ -63,9 +65,14 @@ func removeDeadRunDirs(base string) {
 		}
 		// Held (EWOULDBLOCK): a living run's. Any other error (a file
 		// system without flock): not ours to judge either.
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+		fi, err := f.Stat()
+		if err == nil && time.Since(fi.ModTime()) > runDirGrace && syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
 			os.RemoveAll(dir) // its run is gone
 		}
 		f.Close()
 	}
 }
+
+// runDirGrace is how old a run folder's lock file must be before a free
+// lock means its run is gone.
+const runDirGrace = time.Minute

@@ -5,12 +5,14 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestRunSpillDir checks that a run's temporary files go to a folder of
 // its own, removed when it closes; that the folders of dead runs (their
 // lock free) are removed when the next run opens; and that a living
-// run's folder, and a folder without its lock file yet, are left alone.
+// run's folder, and a folder without its lock file yet or with a lock
+// file made just now, are left alone.
 func TestRunSpillDir(t *testing.T) {
 	base := t.TempDir()
 	mk := func(name string, lock bool) string {
@@ -19,10 +21,15 @@ func TestRunSpillDir(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "agora-spill-1.arrows"), []byte("x"), 0o644)
 		if lock {
 			os.WriteFile(filepath.Join(dir, runDirLock), nil, 0o600)
+			old := time.Now().Add(-2 * runDirGrace)
+			os.Chtimes(filepath.Join(dir, runDirLock), old, old)
 		}
 		return dir
 	}
 	dead := mk("agora-run-dead", true)
+	young := mk("agora-run-young", true) // a run between making its lock file and locking it
+	now := time.Now()
+	os.Chtimes(filepath.Join(young, runDirLock), now, now)
 	starting := mk("agora-run-starting", false)
 	alive := mk("agora-run-alive", true)
 	f, err := os.OpenFile(filepath.Join(alive, runDirLock), os.O_RDWR, 0)
@@ -52,7 +59,7 @@ func TestRunSpillDir(t *testing.T) {
 		t.Errorf("spill file %s is not in the run's folder %s", sf.f.Name(), mine)
 	}
 	sf.f.Close()
-	for dir, want := range map[string]bool{dead: false, starting: true, alive: true, other: true} {
+	for dir, want := range map[string]bool{dead: false, young: true, starting: true, alive: true, other: true} {
 		if _, err := os.Stat(dir); (err == nil) != want {
 			t.Errorf("%s exists: %v, want %v", filepath.Base(dir), err == nil, want)
 		}
