@@ -48,29 +48,34 @@ func frictionlessType(t string) string {
 }
 
 // dataPackage builds datapackage.json (Frictionless Data Package v2): one
-// resource per table, its files, and its Table Schema.
+// resource per table, its files, and its Table Schema: the columns in the
+// files. Partition columns are not in the files but in their folders'
+// names, so they are described under "partitioning" (Hive), not among the
+// fields a reader checks against the files. A one-file resource has the
+// file's sha256 as its hash; a resource of several files has none (each
+// file's is in manifest.json).
 func dataPackage(id string, d *config.Dataset, tables []*TableResult) map[string]any {
 	var resources []any
 	for _, t := range tables {
-		var paths []string
+		var paths, sums []string
 		var bytes int64
-		h := sha256.New()
 		for _, f := range t.Files {
 			if strings.HasPrefix(f.Path, "_rejects/") {
 				continue
 			}
 			paths = append(paths, f.Path)
+			sums = append(sums, f.SHA256)
 			bytes += f.Bytes
-			fmt.Fprintf(h, "%s %s\n", f.Path, f.SHA256)
 		}
-		var fields []any
+		var fields, parts []any
 		for _, c := range t.Schema {
 			f := map[string]any{"name": c.Name, "type": frictionlessType(c.Type), "parquetType": c.Type}
 			if desc := t.Columns[c.Name]; desc != "" {
 				f["description"] = desc
 			}
 			if c.Partition {
-				f["partition"] = true
+				parts = append(parts, f)
+				continue
 			}
 			fields = append(fields, f)
 		}
@@ -80,13 +85,15 @@ func dataPackage(id string, d *config.Dataset, tables []*TableResult) map[string
 			"format":      "parquet",
 			"mediatype":   "application/vnd.apache.parquet",
 			"bytes":       bytes,
-			"hash":        "sha256:" + hex.EncodeToString(h.Sum(nil)),
 			"description": t.Description,
 			"schema":      map[string]any{"fields": fields},
 			"rows":        t.Written,
 		}
+		if len(sums) == 1 {
+			r["hash"] = "sha256:" + sums[0]
+		}
 		if len(t.PartitionBy) > 0 {
-			r["partitioning"] = map[string]any{"scheme": "hive", "columns": t.PartitionBy}
+			r["partitioning"] = map[string]any{"scheme": "hive", "columns": t.PartitionBy, "fields": parts}
 		}
 		resources = append(resources, r)
 	}

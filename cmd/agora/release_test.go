@@ -83,9 +83,14 @@ func TestManifestMatchesFilesAndMetadataDescribesTables(t *testing.T) {
 		Resources []struct {
 			Name   string   `json:"name"`
 			Path   []string `json:"path"`
+			Hash   string   `json:"hash"`
 			Schema struct {
 				Fields []struct{ Name, Type string } `json:"fields"`
 			} `json:"schema"`
+			Partitioning struct {
+				Columns []string                      `json:"columns"`
+				Fields  []struct{ Name, Type string } `json:"fields"`
+			} `json:"partitioning"`
 		} `json:"resources"`
 		Licenses []struct{ Name string } `json:"licenses"`
 	}
@@ -105,8 +110,34 @@ func TestManifestMatchesFilesAndMetadataDescribesTables(t *testing.T) {
 	}
 	for i, r := range pkg.Resources {
 		tb := m.Tables[i]
-		if r.Name != tb.Name || len(r.Schema.Fields) != len(tb.Schema) || len(r.Path) == 0 {
-			t.Errorf("resource %s does not describe table %s", r.Name, tb.Name)
+		// The fields are the files' columns; the partition columns, in the
+		// folder names, are under partitioning.
+		var inFiles, inFolders []string
+		for _, c := range tb.Schema {
+			if c.Partition {
+				inFolders = append(inFolders, c.Name)
+			} else {
+				inFiles = append(inFiles, c.Name)
+			}
+		}
+		var fields, parts []string
+		for _, f := range r.Schema.Fields {
+			fields = append(fields, f.Name)
+		}
+		for _, f := range r.Partitioning.Fields {
+			parts = append(parts, f.Name)
+		}
+		if r.Name != tb.Name || !slices.Equal(fields, inFiles) || !slices.Equal(parts, inFolders) || !slices.Equal(r.Partitioning.Columns, tb.PartitionBy) || len(r.Path) == 0 {
+			t.Errorf("resource %s does not describe table %s: fields %v, partitioning %v %v", r.Name, tb.Name, fields, r.Partitioning.Columns, parts)
+		}
+		// A resource's hash is its data's: one file's sha256, or none.
+		if len(r.Path) == 1 {
+			b, _ := os.ReadFile(filepath.Join(ds, filepath.FromSlash(r.Path[0])))
+			if sum := sha256.Sum256(b); r.Hash != "sha256:"+hex.EncodeToString(sum[:]) {
+				t.Errorf("resource %s: hash %s is not its file's", r.Name, r.Hash)
+			}
+		} else if r.Hash != "" {
+			t.Errorf("resource %s of %d files has a hash, %s", r.Name, len(r.Path), r.Hash)
 		}
 		if !strings.Contains(string(card), "### "+tb.Name) {
 			t.Errorf("dataset card lacks table %s", tb.Name)
@@ -551,5 +582,19 @@ func TestStampedVersion(t *testing.T) {
 	buildRev = ""
 	if got := stampedVersion("0.1.0"); got != "0.1.0" { // go test records no commit
 		t.Errorf("without: %q", got)
+	}
+}
+
+// TestDataPackageHashOfOneFile: a one-file resource's hash is its file's
+// sha256, as the manifest has it; rejects files are not the resource's.
+func TestDataPackageHashOfOneFile(t *testing.T) {
+	tables := []*TableResult{{Name: "groups", Schema: []ColumnInfo{{Name: "id", Type: "string"}}, Files: []sinks.FileInfo{
+		{Path: "groups/part-00000.parquet", Bytes: 10, SHA256: "ab12"},
+		{Path: "_rejects/groups/part-00000.parquet", Bytes: 5, SHA256: "cd34"},
+	}}}
+	pkg := dataPackage("d", &config.Dataset{}, tables)
+	r := pkg["resources"].([]any)[0].(map[string]any)
+	if r["hash"] != "sha256:ab12" || r["bytes"] != int64(10) || len(r["path"].([]string)) != 1 {
+		t.Errorf("resource %v", r)
 	}
 }
