@@ -326,6 +326,13 @@ func TestFetch(t *testing.T) {
 			[]string{"resumed demo/a.jsonl"}, map[string]string{"demo/a.jsonl": sha(data)}, 1},
 		{"no checksum published", "      - {url: https://example.org/rel/a.jsonl, to: demo/a.jsonl}", 0, 0,
 			[]string{"no checksum published", sha(data)}, map[string]string{"demo/a.jsonl": sha(data)}, 0},
+		// Nothing could tell a resumed file whose start came from another
+		// version of it: it is downloaded whole.
+		{"no checksum published: a partial file is not resumed", "      - {url: https://example.org/rel/a.jsonl, to: demo/a.jsonl}", 12345, 0,
+			[]string{"downloaded demo/a.jsonl"}, map[string]string{"demo/a.jsonl": sha(data), "demo/a.jsonl.part": ""}, 0},
+		{"a failed file keeps no other from being fetched", "      - {url: https://example.org/rel/gone.jsonl, to: demo/b.jsonl}\n" +
+			fmt.Sprintf("      - {url: https://example.org/rel/a.jsonl, to: demo/a.jsonl, sha256: %s}", sha(data)), 0, 1,
+			[]string{"demo: failed: demo/b.jsonl", "404 Not Found", "downloaded demo/a.jsonl"}, map[string]string{"demo/a.jsonl": sha(data), "demo/b.jsonl": ""}, 0},
 		{"checksum mismatch", "      - {url: https://example.org/rel/a.jsonl, to: demo/a.jsonl, sha256: " + strings.Repeat("0", 64) + "}", 0, 1,
 			[]string{"checksum mismatch", "sha256 is " + sha(data), ts.URL + "/rel/a.jsonl"}, map[string]string{"demo/a.jsonl": "", "demo/a.jsonl.part": ""}, 0},
 		{"md5 mismatch", "      - {url: https://example.org/rel/a.jsonl, to: demo/a.jsonl, md5: " + strings.Repeat("0", 32) + "}", 0, 1,

@@ -51,7 +51,8 @@ func newFetchCmd(stdout io.Writer, g *globalOptions) *cobra.Command {
 		Long: `fetch downloads each dataset's release files from the locations declared under
 fetch: in pipeline.yaml and lays them out under --data at the paths the
 dataset's inputs read. A download goes to NAME.part first and is resumed with
-an HTTP Range request when that file is there; it is renamed into place only
+an HTTP Range request when that file is there (when a checksum is published to
+verify the result; otherwise it starts over); it is renamed into place only
 once complete and checked. Where a checksum is published (sha256: or md5: in
 pipeline.yaml) it is verified and a mismatch is an error; where none is
 published fetch says so and prints the sha256 of what it got. Archives
@@ -113,6 +114,10 @@ func fetchAll(ctx context.Context, cfg *config.Config, ids []string, opts fetchO
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
+	// Every file is tried: one that fails (a host down, a checksum that
+	// does not match) keeps no other from being fetched; the failures are
+	// reported together at the end.
+	var failed []error
 	for _, id := range ids {
 		d := cfg.Datasets[id]
 		if len(d.Fetch) == 0 {
@@ -120,9 +125,18 @@ func fetchAll(ctx context.Context, cfg *config.Config, ids []string, opts fetchO
 			continue
 		}
 		for _, f := range d.Fetch {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
 			msg, err := fetchFile(ctx, f, opts)
 			if err != nil {
-				return fmt.Errorf("fetch %s: %w", id, err)
+				var ue usageError
+				if errors.As(err, &ue) {
+					return err // the same for every file
+				}
+				fmt.Fprintf(stdout, "%s: failed: %s\n", id, f.To)
+				failed = append(failed, fmt.Errorf("fetch %s: %w", id, err))
+				continue
 			}
 			fmt.Fprintf(stdout, "%s: %s\n", id, msg)
 			if f.Note != "" {
@@ -130,7 +144,7 @@ func fetchAll(ctx context.Context, cfg *config.Config, ids []string, opts fetchO
 			}
 		}
 	}
-	return nil
+	return errors.Join(failed...)
 }
 
 // rebase points u at base's scheme and host, keeping u's path and query.
@@ -171,7 +185,10 @@ func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (str
 	if f.Archive != "" {
 		part = dest + "." + f.Archive + ".part"
 	}
-	if opts.Force {
+	if opts.Force || f.SHA256 == "" && f.MD5 == "" {
+		// Without a published checksum nothing would tell a resumed file
+		// whose start came from another version of it (a release that
+		// changes, like a repository's HEAD archive): start over.
 		os.Remove(part)
 	}
 	n, resumed, err := download(ctx, opts, u, part, f.To)
