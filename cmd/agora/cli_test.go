@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -124,22 +125,49 @@ func TestInspectUnescapesPartitionValues(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		os.MkdirAll(filepath.Join(dir, "k=a%2Fb c"), 0o755)
-		os.WriteFile(filepath.Join(dir, "k=a%2Fb c", "part-00000.parquet"), b, 0o644)
+		// An escaped value, Hive's default partition (null) and the string
+		// "null", which readers tell apart.
+		for _, f := range []string{"k=a%2Fb c", "k=__HIVE_DEFAULT_PARTITION__", "k=null"} {
+			os.MkdirAll(filepath.Join(dir, f), 0o755)
+			os.WriteFile(filepath.Join(dir, f, "part-00000.parquet"), b, 0o644)
+		}
 		break
 	}
-	code, stdout, stderr := agora(t, "inspect", dir, "--format", "json")
+	code, stdout, stderr := agora(t, "inspect", dir, "--format", "json", "--head", "1000")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	var rep InspectReport
 	json.Unmarshal([]byte(stdout), &rep)
-	if len(rep.Partitions) != 1 || rep.Partitions[0].Values["k"] != "a/b c" {
-		t.Errorf("partitions %+v, want k = \"a/b c\"", rep.Partitions)
+	got := map[string]string{}
+	for _, p := range rep.Partitions {
+		v := "<null>"
+		if p.Values["k"] != nil {
+			v = *p.Values["k"]
+		}
+		got[p.Dir] = v
+	}
+	want := map[string]string{"k=a%2Fb c": "a/b c", "k=__HIVE_DEFAULT_PARTITION__": "<null>", "k=null": "null"}
+	if !maps.Equal(got, want) {
+		t.Errorf("partition values %v, want %v", got, want)
+	}
+	nulls := 0
+	for _, r := range rep.Head {
+		if v, ok := r["k"]; ok && v == nil {
+			nulls++
+		}
+	}
+	if nulls == 0 || !strings.Contains(stdout, `"k": null`) {
+		t.Errorf("the default partition's rows do not have k null (%d rows)", nulls)
+	}
+	_, text, _ := agora(t, "inspect", dir)
+	if !strings.Contains(text, "k=null ") && !strings.Contains(text, "k=null\t") || !strings.Contains(text, `k="null"`) {
+		t.Errorf("text output does not tell null from \"null\":\n%s", text)
 	}
 }
 
 func TestInspectErrors(t *testing.T) {
+	multi := runSamples(t, "--only", "crowdrag25")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "x.parquet"), []byte("not parquet"), 0o644)
 	tests := []struct {
@@ -153,6 +181,7 @@ func TestInspectErrors(t *testing.T) {
 		{"not parquet", []string{"inspect", filepath.Join(dir, "x.parquet")}, 1, "x.parquet"},
 		{"bad format", []string{"inspect", dir, "--format", "xml"}, 2, "--format"},
 		{"no path", []string{"inspect"}, 2, "accepts 1 arg"},
+		{"a folder of several tables", []string{"inspect", filepath.Join(multi, "crowdrag25")}, 1, "inspect one table's folder at a time"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

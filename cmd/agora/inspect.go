@@ -60,8 +60,9 @@ type InspectReport struct {
 type InspectFile struct {
 	// Path is the file.
 	Path string `json:"path"`
-	// Partition maps the partition keys of its folders to their values.
-	Partition map[string]string `json:"partition,omitempty"`
+	// Partition maps the partition keys of its folders to their values
+	// (null for Hive's default partition).
+	Partition map[string]*string `json:"partition,omitempty"`
 	// Rows is the file's row count.
 	Rows int64 `json:"rows"`
 	// RowGroups is the file's row group count.
@@ -91,8 +92,9 @@ type InspectColumn struct {
 type InspectPartition struct {
 	// Dir is the folder relative to the inspected path, as escaped on disk.
 	Dir string `json:"dir"`
-	// Values maps each key to its unescaped value ("null" for Hive's default partition).
-	Values map[string]string `json:"values"`
+	// Values maps each key to its unescaped value (null for Hive's
+	// default partition, as DuckDB and pyarrow read it).
+	Values map[string]*string `json:"values"`
 	// Files is the number of Parquet files in it.
 	Files int `json:"files"`
 	// Rows is their row count.
@@ -173,7 +175,7 @@ func parquetFiles(root string) ([]string, error) {
 }
 
 // partitionOf parses the key=value folders between root and a file.
-func partitionOf(root, p string) (keys []string, vals map[string]string, dir string, err error) {
+func partitionOf(root, p string) (keys []string, vals map[string]*string, dir string, err error) {
 	rel, err := filepath.Rel(root, filepath.Dir(p))
 	if err != nil || rel == "." {
 		return nil, nil, "", err
@@ -188,14 +190,10 @@ func partitionOf(root, p string) (keys []string, vals map[string]string, dir str
 			return nil, nil, "", fmt.Errorf("%s: partition folder %q: %w", p, seg, err)
 		}
 		if vals == nil {
-			vals = map[string]string{}
+			vals = map[string]*string{}
 		}
 		keys = append(keys, k)
-		if u == nil {
-			vals[k] = "null"
-		} else {
-			vals[k] = *u
-		}
+		vals[k] = u // nil: the default partition
 	}
 	return keys, vals, filepath.ToSlash(rel), nil
 }
@@ -208,6 +206,7 @@ func inspectPath(ctx context.Context, root string, head int) (*InspectReport, er
 	}
 	rep := &InspectReport{Path: root}
 	var schema *arrow.Schema
+	var firstKeyed string // the first file, whose folders' keys the others must have
 	colIdx := map[string]int{}
 	parts := map[string]*InspectPartition{}
 	var partOrder []string
@@ -216,8 +215,12 @@ func inspectPath(ctx context.Context, root string, head int) (*InspectReport, er
 		if err != nil {
 			return nil, err
 		}
-		if rep.PartitionKeys == nil && len(keys) > 0 {
-			rep.PartitionKeys = keys
+		switch {
+		case len(rep.Files) == 0:
+			rep.PartitionKeys, firstKeyed = keys, p
+		case !slices.Equal(keys, rep.PartitionKeys):
+			// Not one table: a folder of several tables, or a stray file.
+			return nil, fmt.Errorf("inspect: %s is in folders %v, %s in %v: inspect one table's folder at a time", filepath.Join(".", mustRel(root, firstKeyed)), rep.PartitionKeys, filepath.Join(".", mustRel(root, p)), keys)
 		}
 		rdr, err := file.OpenParquetFile(p, false)
 		if err != nil {
@@ -250,7 +253,7 @@ func inspectPath(ctx context.Context, root string, head int) (*InspectReport, er
 				colIdx[f.Name] = i
 			}
 		} else if !schema.Equal(sc) {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%s has another schema than the first file: %s", p, sc))
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s has another schema than the first file: columns %s", p, strings.Join(fieldNames(sc), ", ")))
 		}
 		fi, _ := os.Stat(p)
 		f := InspectFile{Path: p, Partition: vals, Rows: md.NumRows, RowGroups: md.NumRowGroups(), Bytes: fi.Size()}
@@ -307,6 +310,23 @@ func inspectPath(ctx context.Context, root string, head int) (*InspectReport, er
 	return rep, nil
 }
 
+// fieldNames lists a schema's column names.
+func fieldNames(sc *arrow.Schema) []string {
+	var out []string
+	for _, f := range sc.Fields() {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+// mustRel is p relative to root, or p itself.
+func mustRel(root, p string) string {
+	if r, err := filepath.Rel(root, p); err == nil {
+		return r
+	}
+	return p
+}
+
 // headRows reads the first n rows over the files in order, adding the
 // partition values as columns.
 func headRows(ctx context.Context, files []string, root string, n int) ([]map[string]any, error) {
@@ -342,7 +362,11 @@ func headRows(ctx context.Context, files []string, root string, n int) ([]map[st
 						row[f.Name] = b.Column(c).GetOneForMarshal(i)
 					}
 					for k, v := range vals {
-						row[k] = v
+						if v != nil {
+							row[k] = *v
+						} else {
+							row[k] = nil
+						}
 					}
 					out = append(out, row)
 				}
@@ -435,7 +459,11 @@ func printInspect(w io.Writer, rep *InspectReport) {
 		for _, p := range rep.Partitions {
 			var vs []string
 			for _, k := range rep.PartitionKeys {
-				vs = append(vs, fmt.Sprintf("%s=%q", k, p.Values[k]))
+				if v := p.Values[k]; v != nil {
+					vs = append(vs, fmt.Sprintf("%s=%q", k, *v))
+				} else {
+					vs = append(vs, k+"=null") // unquoted: no value, not the string "null"
+				}
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t\n", p.Dir, strings.Join(vs, " "), p.Files, p.Rows)
 		}
