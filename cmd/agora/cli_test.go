@@ -256,6 +256,8 @@ func TestSchemaErrors(t *testing.T) {
 	}{
 		{"unknown dataset", "nope", `no dataset "nope"`},
 		{"unknown table", "crowdrag25.nope", `no table "nope" in dataset crowdrag25`},
+		{"a table without its dataset", ".ratings", `".ratings": name a table as dataset.table`},
+		{"a dataset and a dot", "crowdrag25.", `"crowdrag25.": name a table as dataset.table`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

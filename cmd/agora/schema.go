@@ -103,8 +103,11 @@ extra_columns: carry, whose extra columns are read from the file's footer
 // tableSchemas builds the selected tables ("", "dataset" or
 // "dataset.table") and returns their output schemas.
 func tableSchemas(cfg *config.Config, sel, data string) ([]TableSchema, error) {
-	ds, tbl, _ := strings.Cut(sel, ".")
+	ds, tbl, dotted := strings.Cut(sel, ".")
 	ids := cfg.DatasetIDs()
+	if dotted && (ds == "" || tbl == "") {
+		return nil, usageError{fmt.Errorf("%q: name a table as dataset.table (have %s)", sel, strings.Join(ids, ", "))}
+	}
 	if ds != "" {
 		if _, ok := cfg.Datasets[ds]; !ok {
 			return nil, usageError{fmt.Errorf("no dataset %q in %s (have %s)", ds, cfg.File(), strings.Join(ids, ", "))}
