@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"go.uber.org/goleak"
 
+	"github.com/agora-etl/agora/config"
 	"github.com/agora-etl/agora/sinks"
 )
 
@@ -104,23 +105,8 @@ func (f *faultFile) Sync() error {
 // the cause, the previous release still verifies, nothing is left half
 // written, and no goroutine or Arrow memory leaks.
 func TestOutputFaults(t *testing.T) {
-	cfg, err := loadConfig("../../pipeline.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, out := crowdData(t), t.TempDir()
-	base := runOptions{ConfigPath: "../../pipeline.yaml", Data: data, Out: out, Only: []string{"crowdrag25"}, Workers: 2, Mode: "overwrite", Force: true}
-	// A previous release, then a count of every operation a run over it
-	// makes.
-	if err := runAll(context.Background(), cfg, base, func(*DatasetResult) {}); err != nil {
-		t.Fatal(err)
-	}
-	counter := &faultFS{}
-	opts := base
-	opts.FS = counter
-	if err := runAll(context.Background(), cfg, opts, func(*DatasetResult) {}); err != nil {
-		t.Fatal(err)
-	}
+	cfg, base, counter := countedRun(t)
+	out := base.Out
 	previous, err := os.ReadFile(filepath.Join(out, "crowdrag25", "manifest.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -163,6 +149,29 @@ func TestOutputFaults(t *testing.T) {
 	}
 }
 
+// countedRun publishes CrowdRAG-25's samples once (a previous release),
+// then runs over it again counting every operation on the output file
+// system; it returns the config, the options of those runs (--force,
+// overwrite) and the count.
+func countedRun(t *testing.T) (*config.Config, runOptions, *faultFS) {
+	t.Helper()
+	cfg, err := loadConfig("../../pipeline.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := runOptions{ConfigPath: "../../pipeline.yaml", Data: crowdData(t), Out: t.TempDir(), Only: []string{"crowdrag25"}, Workers: 2, Mode: "overwrite", Force: true}
+	if err := runAll(context.Background(), cfg, base, func(*DatasetResult) {}); err != nil {
+		t.Fatal(err)
+	}
+	counter := &faultFS{}
+	opts := base
+	opts.FS = counter
+	if err := runAll(context.Background(), cfg, opts, func(*DatasetResult) {}); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, base, counter
+}
+
 func uniq(xs ...int) []int {
 	var out []int
 	seen := map[int]bool{}
@@ -179,21 +188,9 @@ func uniq(xs ...int) []int {
 // release after the new one is swapped in: the run succeeds, published,
 // and says which folder was left; the next run clears it.
 func TestPublishWithPreviousLeftBehind(t *testing.T) {
-	cfg, err := loadConfig("../../pipeline.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, out := crowdData(t), t.TempDir()
-	base := runOptions{ConfigPath: "../../pipeline.yaml", Data: data, Out: out, Only: []string{"crowdrag25"}, Workers: 2, Mode: "overwrite", Force: true}
-	if err := runAll(context.Background(), cfg, base, func(*DatasetResult) {}); err != nil {
-		t.Fatal(err)
-	}
-	counter := &faultFS{}
+	cfg, base, counter := countedRun(t)
+	out := base.Out
 	opts := base
-	opts.FS = counter
-	if err := runAll(context.Background(), cfg, opts, func(*DatasetResult) {}); err != nil {
-		t.Fatal(err)
-	}
 	last := counter.seen["removeall"] // the previous release's, after the swap
 	opts.FS = &faultFS{kind: "removeall", n: last}
 	var notes []string
