@@ -109,10 +109,10 @@ var AggregateFuncs = map[string]string{
 	"count_non_null": "rows whose arg is not null",
 	"first":          "the first non-null value of arg",
 	"last":           "the last non-null value of arg",
-	"min":            "the smallest number",
-	"max":            "the largest number",
+	"min":            "the smallest number (int64 for an integer column, exact; else float64)",
+	"max":            "the largest number (int64 for an integer column, exact; else float64)",
 	"sum":            "the sum of numbers (float64)",
-	"union":          "distinct values of string, list<string> or map<string,…> keys over several args, in first-seen order, without exclude",
+	"union":          "distinct values of string, list<string> or map<string,…> keys over several args, in first-seen order within each arg, arg after arg, without exclude",
 	"schulze":        "the Schulze winner of the group's rankings: args [candidates list<string>, ranked ids list<string>, ranks list<int64>] per row, 0 = best; rankings with a -1 (mock) or not ranking every candidate are left out; ties go to the smallest id",
 }
 
@@ -648,6 +648,46 @@ func containsSmall(vals []string, seen map[string]bool, s string) bool {
 }
 
 // grow extends a per-group slice to hold group g.
+// intExtreme is the accumulator of min (or max) over integer column col:
+// per group, the smallest (largest) value of the rows pass lets through,
+// null for a group with none.
+func intExtreme(mem memory.Allocator, min bool, col int, pass func(b arrow.RecordBatch, i int) bool) accumulator {
+	var acc []int64
+	var any []bool
+	return &accFuncs{
+		addFn: func(b arrow.RecordBatch, i, g int) {
+			acc, any = grow(acc, g, 0), grow(any, g, false)
+			a := b.Column(col)
+			if !pass(b, i) || a.IsNull(i) {
+				return
+			}
+			var v int64
+			switch a := a.(type) {
+			case *array.Int64:
+				v = a.Value(i)
+			case *array.Int32:
+				v = int64(a.Value(i))
+			}
+			if !any[g] || min && v < acc[g] || !min && v > acc[g] {
+				acc[g] = v
+			}
+			any[g] = true
+		},
+		buildFn: func(_ context.Context, order []int) (arrow.Array, error) {
+			ib := array.NewInt64Builder(mem)
+			defer ib.Release()
+			for _, g := range order {
+				if g < len(acc) && any[g] {
+					ib.Append(acc[g])
+				} else {
+					ib.AppendNull()
+				}
+			}
+			return ib.NewArray(), nil
+		},
+	}
+}
+
 func grow[T any](s []T, g int, zero T) []T {
 	for len(s) <= g {
 		s = append(s, zero)
@@ -736,8 +776,16 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 		if err := one(); err != nil {
 			return fn, err
 		}
-		if t := in.Field(args[0]).Type; !isNumeric(t) || isList(t) {
+		t := in.Field(args[0]).Type
+		if !isNumeric(t) || isList(t) {
 			return fn, fmt.Errorf("%s needs a number, %s is %s", c.Fn, c.Args[0], t)
+		}
+		if c.Fn != "sum" && (t.ID() == arrow.INT64 || t.ID() == arrow.INT32) {
+			// The smallest or largest of integers is one of them, exactly:
+			// as a float64, integers past 2⁵³ would round.
+			fn.typ = arrow.PrimitiveTypes.Int64
+			fn.newAcc = func() accumulator { return intExtreme(mem, c.Fn == "min", args[0], pass) }
+			break
 		}
 		fn.typ = arrow.PrimitiveTypes.Float64
 		fn.newAcc = func() accumulator {

@@ -753,3 +753,38 @@ func TestAggregateGroupedKeyComesBack(t *testing.T) {
 		t.Error("grouped and sort: no error")
 	}
 }
+
+// TestAggregateMinMaxIntegersExact: min and max of integers are integers,
+// exact past 2⁵³ (as float64 they rounded); of floats, floats; a group
+// whose values are all null gets null.
+func TestAggregateMinMaxIntegersExact(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "g:string", "i:int64", "j:int32", "f:float64", "_line:int64")
+	cfg := &config.Aggregate{By: []string{"g"}, Columns: []config.AggColumn{
+		{Name: "lo", Fn: "min", Args: []string{"i"}},
+		{Name: "hi", Fn: "max", Args: []string{"i"}},
+		{Name: "jhi", Fn: "max", Args: []string{"j"}},
+		{Name: "fhi", Fn: "max", Args: []string{"f"}},
+	}}
+	got := aggRun(t, mem, s, cfg,
+		`[{"g":"a","i":9007199254740993,"j":-5,"f":0.5,"_line":1},{"g":"a","i":9007199254740992,"j":-7,"f":1.5,"_line":2}]`,
+		`[{"g":"b","i":null,"j":null,"f":null,"_line":3},{"g":"a","i":-9223372036854775808,"j":-6,"f":null,"_line":4}]`)
+	want := []string{
+		`1:{"fhi":1.5,"g":"a","hi":9007199254740993,"jhi":-5,"lo":-9223372036854775808}`,
+		`3:{"fhi":null,"g":"b","hi":null,"jhi":null,"lo":null}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	a, err := NewAggregate(mem, s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	for _, c := range []struct{ name, typ string }{{"lo", "int64"}, {"jhi", "int64"}, {"fhi", "float64"}} {
+		if f, ok := a.Schema().FieldsByName(c.name); !ok || f[0].Type.String() != c.typ {
+			t.Errorf("%s is %v, want %s", c.name, f, c.typ)
+		}
+	}
+}
