@@ -416,8 +416,8 @@ type Derivation struct {
 	Index int `yaml:"index"`
 	// Type is a type expression argument (parse_json's result type).
 	Type string `yaml:"type"`
-	// By lists key columns for derivations over earlier rows (lag,
-	// fill_down, occurrence by key).
+	// By lists key columns for derivations over other rows of a key (lag,
+	// fill_down, lead; occurrence keys by its args).
 	By []string `yaml:"by"`
 	// Grouped (lag and fill_down) declares that the input holds each
 	// key's rows together: the value carried for a key is let go once

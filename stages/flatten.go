@@ -499,16 +499,23 @@ func (e *Explode) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeli
 
 func (e *Explode) lengths(in arrow.RecordBatch, lists []*array.List, r int) string {
 	parts := make([]string, len(lists))
+	nulls := 0
 	for i, l := range lists {
 		if l.IsNull(r) {
 			parts[i] = in.ColumnName(e.lists[i]) + " is null"
+			nulls++
 			continue
 		}
 		s, t := l.ValueOffsets(r)
 		parts[i] = fmt.Sprintf("%s has %d", in.ColumnName(e.lists[i]), t-s)
 	}
-	if len(lists) == 1 {
+	switch {
+	case len(lists) == 1:
 		return "list is null: " + parts[0]
+	case nulls == len(lists):
+		return "the lists are null: " + strings.Join(parts, ", ")
+	case nulls > 0:
+		return "a list is null: " + strings.Join(parts, ", ")
 	}
 	return "aligned lists differ in length: " + strings.Join(parts, ", ")
 }

@@ -760,6 +760,16 @@ func TestExplode(t *testing.T) {
 			reasons: []string{"a has 1, b has 0"},
 		},
 		{
+			// Both null is not a length mismatch; one null is named as such.
+			name:    "null lists are rejected, saying which",
+			cols:    aligned,
+			rows:    `[{"id":"x","a":null,"b":null,"_line":1},{"id":"y","a":["r"],"b":null,"_line":2},{"id":"z","a":[],"b":[],"_line":3}]`,
+			columns: []string{"a", "b"},
+			names:   []string{"id", "_line", "a", "b"},
+			rejects: []string{"explode a 1", "explode a 2"},
+			reasons: []string{"the lists are null: a is null, b is null", "a list is null: a has 1, b is null"},
+		},
+		{
 			name:    "empty batch",
 			cols:    aligned,
 			rows:    `[]`,
