@@ -211,7 +211,10 @@ type Table struct {
 	Writer *Writer `yaml:"writer"`
 	// MaxRejectRatio is the share of rows in that may be rejected before
 	// the run exits with code 3 (the release is still published). Unset
-	// means any share is accepted.
+	// means any share is accepted. Rows in are the rows written plus the
+	// rows rejected: after an explode, its elements; after an aggregate,
+	// its groups plus the rows rejected before it (the manifest's
+	// input_rows has the input's own count).
 	MaxRejectRatio *float64 `yaml:"max_reject_ratio"`
 }
 
