@@ -70,8 +70,12 @@ func TestKilledRunLeavesPreviousRelease(t *testing.T) {
 	ds := filepath.Join(out, "crowdrag25")
 	verifyRelease(t, ds)
 	db := openDuck(t)
+	tmp := t.TempDir()
 	for _, delay := range []time.Duration{30 * time.Millisecond, 150 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond} {
 		cmd := exec.Command(agoraBin, "run", "--config", "../pipeline.yaml", "--data", data, "--out", out, "--only", "crowdrag25", "--force", "--mode", "overwrite", "--workers", "2")
+		// A killed run leaves its temporary folder (the next run past a
+		// minute removes it): keep it out of the machine's /tmp.
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
