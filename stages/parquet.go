@@ -448,7 +448,24 @@ func conform(ctx context.Context, mem memory.Allocator, a arrow.Array, want arro
 	if a.DataType().ID() == arrow.STRING && want.ID() == arrow.TIMESTAMP {
 		return isoTimestamps(mem, a.(*array.String))
 	}
-	out, err := compute.CastArray(cctx, a, compute.SafeCastOptions(want))
+	if l, ok := a.(*array.List); ok {
+		if d, ok := l.ListValues().(*array.Dictionary); ok {
+			// A list of dictionary values (a pandas categorical in a
+			// list): arrow-go's list cast cannot take it (it panicked);
+			// decode the values, then convert the plain list.
+			vals, err := compute.TakeArray(cctx, d.Dictionary(), d.Indices())
+			if err != nil {
+				return nil, fmt.Errorf("the file has %s: decoding its dictionary: %w", a.DataType(), err)
+			}
+			defer vals.Release()
+			data := array.NewData(arrow.ListOfField(arrow.Field{Name: "element", Type: vals.DataType(), Nullable: true}), l.Len(), l.Data().Buffers(), []arrow.ArrayData{vals.Data()}, l.NullN(), l.Data().Offset())
+			defer data.Release()
+			plain := array.MakeFromData(data)
+			defer plain.Release()
+			return conform(ctx, mem, plain, want)
+		}
+	}
+	out, err := castSafely(cctx, a, want)
 	if err != nil {
 		// The cast names no row: find the first that does not convert, by
 		// halves (the error path only).
@@ -456,7 +473,7 @@ func conform(ctx context.Context, mem memory.Allocator, a arrow.Array, want arro
 		for hi-lo > 1 {
 			mid := (lo + hi) / 2
 			part := array.NewSlice(a, int64(lo), int64(mid))
-			o, perr := compute.CastArray(cctx, part, compute.SafeCastOptions(want))
+			o, perr := castSafely(cctx, part, want)
 			part.Release()
 			if perr != nil {
 				hi = mid
@@ -468,6 +485,27 @@ func conform(ctx context.Context, mem memory.Allocator, a arrow.Array, want arro
 		return nil, &rowError{row: lo, err: fmt.Errorf("the file has %s, want %s: %w", a.DataType(), want, err)}
 	}
 	return out, nil
+}
+
+// castSafely is compute.CastArray with arrow-go's panics (kernels that
+// do not handle a type) made errors.
+func castSafely(ctx context.Context, a arrow.Array, want arrow.DataType) (out arrow.Array, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("no conversion from %s to %s: %v", a.DataType(), want, r)
+		}
+	}()
+	return compute.CastArray(ctx, a, compute.SafeCastOptions(want))
+}
+
+// floorDiv is a / b rounded down (b > 0): a time before 1970 is cut to
+// the microsecond before it, as one after 1970 is.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b < 0 {
+		q--
+	}
+	return q
 }
 
 // rowError is a conversion's error at row row (0-based) of the batch.
@@ -536,7 +574,13 @@ func isoTimestamps(mem memory.Allocator, s *array.String) (arrow.Array, error) {
 		}
 		ts, err := arrow.TimestampFromString(s.Value(i), arrow.Microsecond)
 		if err != nil {
-			return nil, &rowError{row: i, err: fmt.Errorf("%q is not an ISO 8601 timestamp", s.Value(i))}
+			// More than microseconds (a nanosecond pandas str(), protobuf
+			// JSON): read at nanoseconds and cut to the microsecond below.
+			ns, nerr := arrow.TimestampFromString(s.Value(i), arrow.Nanosecond)
+			if nerr != nil {
+				return nil, &rowError{row: i, err: fmt.Errorf("%q is not an ISO 8601 timestamp", s.Value(i))}
+			}
+			ts = arrow.Timestamp(floorDiv(int64(ns), 1000))
 		}
 		tb.Append(ts)
 	}

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -512,5 +513,63 @@ func TestParquetConversionErrorNamesRow(t *testing.T) {
 				t.Errorf("err = %v, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestConformListOfDictionary: a list of dictionary values (a pandas
+// categorical inside a list) converts to the declared list of strings;
+// arrow-go's list cast alone panicked on it.
+func TestConformListOfDictionary(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dict, _, err := array.FromJSON(mem, arrow.BinaryTypes.String, strings.NewReader(`["AGREE","MOCK"]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dict.Release()
+	idx, _, err := array.FromJSON(mem, arrow.PrimitiveTypes.Int32, strings.NewReader(`[1,0,null,0]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Release()
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	d := array.NewDictionaryArray(dt, idx, dict)
+	defer d.Release()
+	offs := memory.NewBufferBytes(arrow.Int32Traits.CastToBytes([]int32{0, 2, 2, 4}))
+	data := array.NewData(arrow.ListOf(dt), 3, []*memory.Buffer{nil, offs}, []arrow.ArrayData{d.Data()}, 0, 0)
+	defer data.Release()
+	l := array.MakeFromData(data)
+	defer l.Release()
+	out, err := conform(t.Context(), mem, l, mustType(t, "list<string>"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	if got, _ := json.Marshal(out); string(got) != `[["MOCK","AGREE"],[],[null,"AGREE"]]` {
+		t.Errorf("got %s", got)
+	}
+}
+
+// TestISOTimestampsPastMicroseconds: ISO strings with more than six
+// fractional digits are read and cut to the microsecond below.
+func TestISOTimestampsPastMicroseconds(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	in, _, err := array.FromJSON(mem, arrow.BinaryTypes.String, strings.NewReader(
+		`["2022-09-05T10:26:19.051292123Z","2022-09-05T10:26:19.0512921Z","2022-09-05 10:26:19.051292000+00:00","2022-09-05T10:26:19.051292Z","1969-12-31T23:59:59.9999995Z"]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Release()
+	out, err := isoTimestamps(mem, in.(*array.String))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	want := []int64{1662373579051292, 1662373579051292, 1662373579051292, 1662373579051292, -1}
+	for i, w := range want {
+		if got := int64(out.(*array.Timestamp).Value(i)); got != w {
+			t.Errorf("%d: %d µs, want %d", i, got, w)
+		}
 	}
 }
