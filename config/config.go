@@ -190,6 +190,10 @@ type Column struct {
 	Aliases []string `yaml:"aliases"`
 	// Description documents the column for the dataset card.
 	Description string `yaml:"description"`
+	// Optional (Parquet inputs) lets the file lack the column: it is read
+	// as nulls and the run's summary notes it. For release files whose
+	// exact columns are not published.
+	Optional bool `yaml:"optional"`
 }
 
 // Table declares one output table.

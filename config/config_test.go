@@ -118,6 +118,11 @@ func TestLoadBad(t *testing.T) {
 			want: []string{`rule_when.bad.yaml:16: datasets.d.tables.t.steps[0].validate[0].enum.when: unknown key "when" (when belongs to the rule: put it beside the rule's key`},
 			is:   ErrUnknownKey,
 		},
+		{
+			file: "optional_jsonl.bad.yaml",
+			want: []string{"optional_jsonl.bad.yaml:9: datasets.d.inputs.in.columns[0].optional: invalid value: optional applies to parquet inputs"},
+			is:   ErrInvalid,
+		},
 		{file: "syntax.bad.yaml", want: []string{"syntax.bad.yaml:", "invalid yaml"}, is: ErrSyntax},
 		{file: "wrong_type.bad.yaml", want: []string{"wrong_type.bad.yaml:2: workers: wrong type"}, is: ErrType},
 	}

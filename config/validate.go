@@ -260,6 +260,9 @@ func (c *Config) validateInput(p string, in *Input, add addFunc) {
 		} else if _, err := ParseType(col.Type); err != nil {
 			add(cp+".type", ErrInvalid, "%v", err)
 		}
+		if col.Optional && in.Format != "parquet" {
+			add(cp+".optional", ErrInvalid, "optional applies to parquet inputs (a missing JSONL key is null anyway; a TSV header must name the column)")
+		}
 	}
 }
 

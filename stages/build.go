@@ -130,7 +130,7 @@ func NewSource(cfg *config.Config, in *config.Input, dataRoot string, mem memory
 			if err != nil {
 				return nil, "", err
 			}
-			cols[i] = ParquetColumn{Name: c.Name, Type: t}
+			cols[i] = ParquetColumn{Name: c.Name, Type: t, Optional: c.Optional}
 		}
 		return &ParquetFile{Path: path, Name: in.Path, Columns: cols, CarryExtra: in.ExtraColumns == "carry", BatchRows: cfg.BatchRows, BatchBytes: cfg.BatchBytes, Mem: mem}, path, nil
 	}

@@ -31,6 +31,9 @@ var ErrMissingColumns = errors.New("missing columns")
 type ParquetColumn struct {
 	Name string
 	Type arrow.DataType
+	// Optional lets the file lack the column: it is read as nulls and
+	// the source notes it.
+	Optional bool
 }
 
 // ParquetFile is a Source streaming a Parquet file as Arrow batches of at
@@ -38,7 +41,7 @@ type ParquetColumn struct {
 // file whole. It accepts what pandas/pyarrow writes: 3-level lists whose
 // element is named element or item, a pandas metadata key, timestamps in
 // ns/us/ms (converted to microseconds UTC; sub-microsecond digits are an
-// error) or ISO 8601 strings, integers where floats are declared and
+// error) or ISO 8601 strings (cut to the microsecond), integers where floats are declared and
 // integral floats (nullable ints written by pandas) where integers are.
 // The reading and decompression happen in Chunks; Decode converts each
 // batch to the declared types and runs in parallel.
@@ -62,6 +65,15 @@ type ParquetFile struct {
 	mu     sync.Mutex
 	schema *arrow.Schema
 	extra  []arrow.Field
+	absent map[string]bool // optional columns the file lacks
+	notes  []string
+}
+
+// Notes reports the optional columns the file lacks.
+func (s *ParquetFile) Notes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.notes...)
 }
 
 // Schema returns the schema of the decoded batches. With CarryExtra it
@@ -162,15 +174,23 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 		}
 	}()
 	// Map each wanted column to its leaf columns in the file.
-	var missing []string
+	var missing, absent []string
 	var leaves []int
+	optional := map[string]bool{}
+	for _, c := range s.Columns {
+		optional[c.Name] = c.Optional
+	}
 	for _, f := range schema.Fields() {
 		if f.Name == pipeline.LineColumn {
 			continue
 		}
 		idx := fs.FieldIndices(f.Name)
 		if len(idx) == 0 {
-			missing = append(missing, f.Name)
+			if optional[f.Name] {
+				absent = append(absent, f.Name)
+			} else {
+				missing = append(missing, f.Name)
+			}
 			continue
 		}
 		leaves = append(leaves, leafColumns(fr.Manifest.Fields[idx[0]])...)
@@ -178,6 +198,15 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 	if len(missing) > 0 {
 		return &DecodeError{File: s.Name, Err: fmt.Errorf("%w: the file has no %s (it has %d columns: %s)", ErrMissingColumns, strings.Join(missing, ", "), len(fs.Fields()), strings.Join(fieldNames(fs), ", "))}
 	}
+	s.mu.Lock()
+	s.absent = map[string]bool{}
+	for _, name := range absent {
+		s.absent[name] = true
+	}
+	if len(absent) > 0 {
+		s.notes = append(s.notes[:0], fmt.Sprintf("%s has no %s (declared optional: read as nulls)", s.Name, strings.Join(absent, ", ")))
+	}
+	s.mu.Unlock()
 	// The footer's guess bounds the probe's: first rows that are short
 	// must not make batches of long ones huge.
 	if n := probeBatchRows(ctx, fr, leaves, s.BatchBytes); n > 0 && n < fr.Props.BatchSize {
@@ -407,6 +436,13 @@ func (s *ParquetFile) Decode(ctx context.Context, c pipeline.Chunk, _ *pipeline.
 		}
 		i := in.Schema().FieldIndices(f.Name)
 		if len(i) == 0 {
+			s.mu.Lock()
+			absent := s.absent[f.Name]
+			s.mu.Unlock()
+			if absent {
+				cols = append(cols, array.MakeArrayOfNull(s.Mem, f.Type, int(in.NumRows())))
+				continue
+			}
 			releaseAll(cols)
 			return nil, fmt.Errorf("%s: no column %s in the batch read", s.Name, f.Name)
 		}

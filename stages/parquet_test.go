@@ -573,3 +573,44 @@ func TestISOTimestampsPastMicroseconds(t *testing.T) {
 		}
 	}
 }
+
+// TestParquetOptionalColumns: a declared optional column the file lacks
+// is read as nulls and noted; a required one still stops the run.
+func TestParquetOptionalColumns(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	p := writePandasLike(t, 2)
+	s := &ParquetFile{Path: p, Name: "f.parquet", BatchRows: 2, Mem: mem, Columns: []ParquetColumn{
+		{Name: "question.topic", Type: mustType(t, "int64")},
+		{Name: "not.there", Type: mustType(t, "list<string>"), Optional: true},
+	}}
+	var rows []string
+	err := s.Chunks(t.Context(), func(c pipeline.Chunk) error {
+		b, err := s.Decode(t.Context(), c, &pipeline.Rejects{})
+		c.Batch.Release()
+		if err != nil {
+			return err
+		}
+		defer b.Release()
+		for i := 0; i < int(b.NumRows()); i++ {
+			rows = append(rows, pipeline.RowJSON(b, i))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`{"not.there":null,"question.topic":7}`, `{"not.there":null,"question.topic":null}`, `{"not.there":null,"question.topic":104}`}
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+	if n := s.Notes(); len(n) != 1 || !strings.Contains(n[0], "f.parquet has no not.there (declared optional: read as nulls)") {
+		t.Errorf("notes %q", n)
+	}
+	s.Columns[1].Optional = false
+	s.absent, s.notes = nil, nil
+	err = s.Chunks(t.Context(), func(c pipeline.Chunk) error { c.Batch.Release(); return nil })
+	if !errors.Is(err, ErrMissingColumns) {
+		t.Errorf("a required column missing: err = %v", err)
+	}
+}
