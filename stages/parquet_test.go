@@ -84,19 +84,7 @@ func TestParquetFileConformsPandasOutput(t *testing.T) {
 		{Name: "question.topic", Type: mustType(t, "int64")},
 		{Name: "nested", Type: mustType(t, "list<list<float64>>")},
 	}}
-	var rows []string
-	err := s.Chunks(t.Context(), func(c pipeline.Chunk) error {
-		b, err := s.Decode(t.Context(), c, &pipeline.Rejects{})
-		c.Batch.Release()
-		if err != nil {
-			return err
-		}
-		defer b.Release()
-		for i := 0; i < int(b.NumRows()); i++ {
-			rows = append(rows, itoa(pipeline.LineOf(b, i))+" "+pipeline.RowJSON(b, i))
-		}
-		return nil
-	})
+	rows, err := parquetRows(t, s, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +96,30 @@ func TestParquetFileConformsPandasOutput(t *testing.T) {
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// parquetRows reads s whole, decoding each batch, and returns its rows as
+// JSON, each after its line number when withLine.
+func parquetRows(t *testing.T, s *ParquetFile, withLine bool) ([]string, error) {
+	t.Helper()
+	var rows []string
+	err := s.Chunks(t.Context(), func(c pipeline.Chunk) error {
+		b, err := s.Decode(t.Context(), c, &pipeline.Rejects{})
+		c.Batch.Release()
+		if err != nil {
+			return err
+		}
+		defer b.Release()
+		for i := 0; i < int(b.NumRows()); i++ {
+			row := pipeline.RowJSON(b, i)
+			if withLine {
+				row = itoa(pipeline.LineOf(b, i)) + " " + row
+			}
+			rows = append(rows, row)
+		}
+		return nil
+	})
+	return rows, err
 }
 
 func TestParquetFileErrors(t *testing.T) {
@@ -584,19 +596,7 @@ func TestParquetOptionalColumns(t *testing.T) {
 		{Name: "question.topic", Type: mustType(t, "int64")},
 		{Name: "not.there", Type: mustType(t, "list<string>"), Optional: true},
 	}}
-	var rows []string
-	err := s.Chunks(t.Context(), func(c pipeline.Chunk) error {
-		b, err := s.Decode(t.Context(), c, &pipeline.Rejects{})
-		c.Batch.Release()
-		if err != nil {
-			return err
-		}
-		defer b.Release()
-		for i := 0; i < int(b.NumRows()); i++ {
-			rows = append(rows, pipeline.RowJSON(b, i))
-		}
-		return nil
-	})
+	rows, err := parquetRows(t, s, false)
 	if err != nil {
 		t.Fatal(err)
 	}
