@@ -47,15 +47,20 @@ func init() {
 				pos := map[string]int64{}
 				kv := keys.ListValues().(*array.String)
 				for j := ks; j < ke && j-ks < ve-vs; j++ {
+					if kv.IsNull(int(j)) {
+						continue // a null key names no candidate
+					}
 					if _, dup := pos[kv.Value(int(j))]; !dup {
 						pos[kv.Value(int(j))] = vs + (j - ks)
 					}
 				}
-				for _, id := range stringList(ids, i) {
-					if p, ok := pos[id]; ok {
+				iv := ids.ListValues().(*array.String)
+				is, ie := ids.ValueOffsets(i)
+				for j := is; j < ie; j++ {
+					if p, ok := pos[iv.Value(int(j))]; ok && !iv.IsNull(int(j)) {
 						ib.Append(p)
 					} else {
-						ib.AppendNull()
+						ib.AppendNull() // no key matches, or a null id
 					}
 				}
 				offsets = append(offsets, int32(ib.Len()))

@@ -42,6 +42,21 @@ func TestDerive(t *testing.T) {
 			},
 		},
 		{
+			// Ranks matched to candidates by id: a null id or key matches
+			// nothing (it matched "" and so each other).
+			name:    "align_by_key: by id, null where nothing matches",
+			cols:    []string{"ids:list<string>", "keys:list<string>", "ranks:list<int64>"},
+			batches: []string{`[{"ids":["c1","c2","c3"],"keys":["c3","c1"],"ranks":[0,1]},{"ids":["c1",null],"keys":[null,"c1"],"ranks":[7,8]},{"ids":null,"keys":["a"],"ranks":[1]},{"ids":[""],"keys":[null],"ranks":[5]}]`},
+			specs:   []config.Derivation{{Name: "r", Fn: "align_by_key", Args: []string{"ids", "keys", "ranks"}}},
+			names:   []string{"ids", "keys", "ranks", "r"},
+			want: []string{
+				`{"ids":["c1","c2","c3"],"keys":["c3","c1"],"r":[1,null,0],"ranks":[0,1]}`,
+				`{"ids":["c1",null],"keys":[null,"c1"],"r":[8,null],"ranks":[7,8]}`,
+				`{"ids":null,"keys":["a"],"r":null,"ranks":[1]}`,
+				`{"ids":[""],"keys":[null],"r":[null],"ranks":[5]}`,
+			},
+		},
+		{
 			name:    "upper on list<string> with a null list and a null element",
 			cols:    []string{"v:list<string>"},
 			batches: []string{`[{"v":["a","B"]},{"v":null},{"v":[null,"c"]},{"v":[]}]`},
