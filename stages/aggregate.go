@@ -647,7 +647,6 @@ func containsSmall(vals []string, seen map[string]bool, s string) bool {
 	return slices.Contains(vals, s)
 }
 
-// grow extends a per-group slice to hold group g.
 // intExtreme is the accumulator of min (or max) over integer column col:
 // per group, the smallest (largest) value of the rows pass lets through,
 // null for a group with none.
@@ -688,6 +687,7 @@ func intExtreme(mem memory.Allocator, min bool, col int, pass func(b arrow.Recor
 	}
 }
 
+// grow extends a per-group slice to hold group g.
 func grow[T any](s []T, g int, zero T) []T {
 	for len(s) <= g {
 		s = append(s, zero)
