@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -65,15 +66,17 @@ type ParquetFile struct {
 	mu     sync.Mutex
 	schema *arrow.Schema
 	extra  []arrow.Field
-	absent map[string]bool // optional columns the file lacks
-	notes  []string
+	absent []string // optional columns the file lacks, in declared order
 }
 
 // Notes reports the optional columns the file lacks.
 func (s *ParquetFile) Notes() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]string(nil), s.notes...)
+	if len(s.absent) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s has no %s (declared optional: read as nulls)", s.Name, strings.Join(s.absent, ", "))}
 }
 
 // Schema returns the schema of the decoded batches. With CarryExtra it
@@ -199,13 +202,7 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 		return &DecodeError{File: s.Name, Err: fmt.Errorf("%w: the file has no %s (it has %d columns: %s)", ErrMissingColumns, strings.Join(missing, ", "), len(fs.Fields()), strings.Join(fieldNames(fs), ", "))}
 	}
 	s.mu.Lock()
-	s.absent = map[string]bool{}
-	for _, name := range absent {
-		s.absent[name] = true
-	}
-	if len(absent) > 0 {
-		s.notes = append(s.notes[:0], fmt.Sprintf("%s has no %s (declared optional: read as nulls)", s.Name, strings.Join(absent, ", ")))
-	}
+	s.absent = absent
 	s.mu.Unlock()
 	// The footer's guess bounds the probe's: first rows that are short
 	// must not make batches of long ones huge.
@@ -437,7 +434,7 @@ func (s *ParquetFile) Decode(ctx context.Context, c pipeline.Chunk, _ *pipeline.
 		i := in.Schema().FieldIndices(f.Name)
 		if len(i) == 0 {
 			s.mu.Lock()
-			absent := s.absent[f.Name]
+			absent := slices.Contains(s.absent, f.Name)
 			s.mu.Unlock()
 			if absent {
 				cols = append(cols, array.MakeArrayOfNull(s.Mem, f.Type, int(in.NumRows())))

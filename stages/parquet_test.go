@@ -608,7 +608,7 @@ func TestParquetOptionalColumns(t *testing.T) {
 		t.Errorf("notes %q", n)
 	}
 	s.Columns[1].Optional = false
-	s.absent, s.notes = nil, nil
+	s.absent = nil
 	err = s.Chunks(t.Context(), func(c pipeline.Chunk) error { c.Batch.Release(); return nil })
 	if !errors.Is(err, ErrMissingColumns) {
 		t.Errorf("a required column missing: err = %v", err)
