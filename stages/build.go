@@ -60,6 +60,9 @@ func BuildTable(cfg *config.Config, dataset, table, dataRoot string, mem memory.
 		sp := fmt.Sprintf("%s.steps[%d]", tp, i)
 		st, out, grain, err := buildStep(mem, d, schema, s)
 		if err != nil {
+			if ie := (*ItemError)(nil); errors.As(err, &ie) {
+				return nil, cfg.At(sp+"."+ie.Path, ie.Err)
+			}
 			return nil, cfg.At(sp, err)
 		}
 		b.Stages = append(b.Stages, st)
@@ -209,3 +212,18 @@ func buildStep(mem memory.Allocator, d *config.Dataset, in *arrow.Schema, s conf
 	}
 	return st, st.Schema(), grain, nil
 }
+
+// ItemError is an error in one item of a step's list (a derivation, a
+// rule). Path locates the item within the step, as "derive[2]" or
+// "derive[2].when", so that a config error can name the item's line
+// rather than the step's; Err says what is wrong with it.
+type ItemError struct {
+	Path string
+	Err  error
+}
+
+// Error returns the item's path and the wrapped error's text.
+func (e *ItemError) Error() string { return e.Path + ": " + e.Err.Error() }
+
+// Unwrap returns the wrapped error.
+func (e *ItemError) Unwrap() error { return e.Err }

@@ -3,6 +3,7 @@ package stages
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"sort"
@@ -119,24 +120,27 @@ func NewDerive(mem memory.Allocator, in *arrow.Schema, specs []config.Derivation
 				names = append(names, n)
 			}
 			sort.Strings(names)
-			return nil, fmt.Errorf("derive[%d]: unknown derivation %q (have %s)", i, s.Fn, strings.Join(names, ", "))
+			return nil, &ItemError{Path: fmt.Sprintf("derive[%d]", i), Err: fmt.Errorf("unknown derivation %q (have %s)", s.Fn, strings.Join(names, ", "))}
+		}
+		if err := keysApply(s, reg.Args); err != nil {
+			return nil, &ItemError{Path: fmt.Sprintf("derive[%d]", i), Err: fmt.Errorf("%s: %w", s.Fn, err)}
 		}
 		der, err := reg.fn(mem, cur, s)
 		if err != nil {
-			return nil, fmt.Errorf("derive[%d] %s: %w", i, s.Fn, err)
+			return nil, &ItemError{Path: fmt.Sprintf("derive[%d]", i), Err: fmt.Errorf("%s: %w", s.Fn, err)}
 		}
 		if s.When != nil {
 			if colIndex(cur, s.When.Column) < 0 {
-				return nil, fmt.Errorf("derive[%d] when: %w %q", i, ErrNoColumn, s.When.Column)
+				return nil, &ItemError{Path: fmt.Sprintf("derive[%d].when", i), Err: fmt.Errorf("%w %q", ErrNoColumn, s.When.Column)}
 			}
 			if len(s.When.In) == 0 {
-				return nil, fmt.Errorf("derive[%d] when: list the values in in", i)
+				return nil, &ItemError{Path: fmt.Sprintf("derive[%d].when", i), Err: errors.New("list the values in in")}
 			}
 		}
 		fields := append([]arrow.Field(nil), cur.Fields()...)
 		at := colIndex(cur, s.Name)
 		if at >= 0 && !s.Replace {
-			return nil, fmt.Errorf("derive[%d]: column %q exists; set replace: true to overwrite it", i, s.Name)
+			return nil, &ItemError{Path: fmt.Sprintf("derive[%d]", i), Err: fmt.Errorf("column %q exists; set replace: true to overwrite it", s.Name)}
 		}
 		f := arrow.Field{Name: s.Name, Type: der.Type, Nullable: true}
 		if at >= 0 {

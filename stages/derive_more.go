@@ -408,7 +408,7 @@ func init() {
 		}}, nil
 	})
 
-	Register("lag", "[column], by: [key columns]", "The value of the previous row with the same key (input order); null on a key's first row.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+	Register("lag", "[column], by: [key columns], grouped", "The value of the previous row with the same key (input order); null on a key's first row.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
 		idx, err := argColumns(in, d, 1)
 		if err != nil {
 			return nil, err
@@ -420,7 +420,7 @@ func init() {
 		return windowTake(mem, in, idx[0], keys, false, d.Grouped)
 	})
 
-	Register("fill_down", "[column], by: [key columns]", "The last non-null value so far among rows with the same key, this row included (input order): spreads a group's INITIAL-row value to its later rows.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+	Register("fill_down", "[column], by: [key columns], grouped", "The last non-null value so far among rows with the same key, this row included (input order): spreads a group's INITIAL-row value to its later rows.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
 		idx, err := argColumns(in, d, 1)
 		if err != nil {
 			return nil, err

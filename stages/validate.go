@@ -59,7 +59,7 @@ func NewValidate(mem memory.Allocator, in *arrow.Schema, rules []config.Rule) (*
 	v := &Validate{mem: mem}
 	for i, r := range rules {
 		if err := v.add(in, r); err != nil {
-			return nil, fmt.Errorf("validate[%d]: %w", i, err)
+			return nil, &ItemError{Path: fmt.Sprintf("validate[%d]", i), Err: err}
 		}
 	}
 	return v, nil
