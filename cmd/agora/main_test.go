@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -218,6 +219,11 @@ func TestCommandErrors(t *testing.T) {
 	os.WriteFile(sharedTypo, bytes.Replace(src, []byte("shared_pages: [references_ids, references_texts]"), []byte("shared_pages: [references_ids, references]"), 1), 0o644)
 	partStats := filepath.Join(dir, "stats.yaml")
 	os.WriteFile(partStats, bytes.Replace(src, []byte("writer: {no_statistics: [text]}"), []byte("writer: {no_statistics: [text, style]}"), 1), 0o644)
+	// A key n_words does not read, on the derive item's own line (not its step's).
+	nWords := []byte("{name: n_words, fn: n_words, args: [cleaned_text]}")
+	deriveKey := filepath.Join(dir, "derive.yaml")
+	os.WriteFile(deriveKey, bytes.Replace(src, nWords, []byte("{name: n_words, fn: n_words, args: [cleaned_text], by: [topic]}"), 1), 0o644)
+	nWordsLine := bytes.Count(src[:bytes.Index(src, nWords)], []byte("\n")) + 1
 	tests := []struct {
 		name string
 		args []string
@@ -234,6 +240,8 @@ func TestCommandErrors(t *testing.T) {
 			[]string{"stats.yaml:", "writer.no_statistics[1]", `"style" is a partition column`}},
 		{"missing input names the path and the data root", []string{"run", "--config", "../../pipeline.yaml", "--data", dir, "--out", dir}, 1,
 			[]string{filepath.Join(dir, "crowdrag25", "ratings.jsonl.gz") + " does not exist", "--data"}},
+		{"a derive key the function does not read", []string{"check", "--config", deriveKey, "--data", "../../testdata"}, 2,
+			[]string{fmt.Sprintf("derive.yaml:%d: ", nWordsLine), ".derive[2]: n_words: by does not apply to n_words (it reads only its args)"}},
 		{"unknown dataset", []string{"run", "--config", "../../pipeline.yaml", "--only", "nope"}, 2, []string{"no such dataset", "crowdrag25"}},
 		{"unknown flag", []string{"run", "--wrokers", "2"}, 2, []string{"unknown flag", "--help"}},
 		{"missing config", []string{"check", "--config", filepath.Join(dir, "none.yaml")}, 2, []string{"none.yaml"}},
