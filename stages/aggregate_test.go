@@ -788,3 +788,22 @@ func TestAggregateMinMaxIntegersExact(t *testing.T) {
 		}
 	}
 }
+
+// -0.0 and 0.0 are one key, as in SQL's GROUP BY; the group's key is
+// its first row's.
+func TestAggregateNegativeZeroGroupsWithZero(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "f:float64", "x:float64", "_line:int64")
+	cfg := &config.Aggregate{By: []string{"f", "x"}, Columns: []config.AggColumn{{Name: "n", Fn: "count"}}}
+	got := aggRun(t, mem, s, cfg,
+		`[{"f":0.0,"x":-0.0,"_line":1},{"f":-0.0,"x":0.0,"_line":2}]`,
+		`[{"f":1.5,"x":0.0,"_line":3},{"f":-0.0,"x":-0.0,"_line":4}]`)
+	want := []string{
+		`1:{"f":0,"n":3,"x":-0}`,
+		`3:{"f":1.5,"n":1,"x":0}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"sort"
 	"strings"
 	"unicode"
@@ -772,11 +773,20 @@ func appendRowKey(buf []byte, b arrow.RecordBatch, idx []int, i int) []byte {
 			continue
 		}
 		v := valueString(a, i)
+		if isNegativeZero(a, i) {
+			v = "0" // -0.0 is 0.0 as a key, as SQL's GROUP BY and = have it
+		}
 		buf = append(buf, 1)
 		buf = binary.AppendUvarint(buf, uint64(len(v)))
 		buf = append(buf, v...)
 	}
 	return buf
+}
+
+// isNegativeZero reports whether row i of a is a floating-point -0.0.
+func isNegativeZero(a arrow.Array, i int) bool {
+	c, ok := a.(*array.Float64)
+	return ok && c.Value(i) == 0 && math.Signbit(c.Value(i))
 }
 
 func int64Of(mem memory.Allocator, b arrow.RecordBatch, f func(i int) (int64, bool)) arrow.Array {

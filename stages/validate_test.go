@@ -121,6 +121,15 @@ func TestValidate(t *testing.T) {
 			reasons: []string{"first seen at line 1", "first seen at line 2", "first seen at line 1"},
 		},
 		{
+			name:    "unique: -0.0 is the key 0.0",
+			cols:    []string{"f:float64", "_line:int64"},
+			rules:   []config.Rule{{Unique: []string{"f"}}},
+			batches: []string{`[{"f":0.0,"_line":1},{"f":-0.0,"_line":2},{"f":0.5,"_line":3}]`},
+			want:    []string{`1:{"f":0}`, `3:{"f":0.5}`},
+			rejects: []string{"unique f 2"},
+			reasons: []string{"first seen at line 1"},
+		},
+		{
 			name:  "unique on a composite key",
 			cols:  []string{"a:string", "b:int64", "_line:int64"},
 			rules: []config.Rule{{Unique: []string{"a", "b"}}},
