@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -80,6 +81,38 @@ func (r *Rejects) Add(x Reject) {
 // LineColumn and its values as JSON.
 func (r *Rejects) AddRow(b arrow.RecordBatch, i int, rule, column, reason string) {
 	r.Add(Reject{Rule: rule, Column: column, Reason: reason, File: FileOf(b, i), Line: LineOf(b, i), Row: RowJSON(b, i)})
+}
+
+// RowError is an error at one input row that stops the run. A stage
+// sets Line, and File when its batch has a FileColumn; for an input of
+// one file, WithFile fills File in from the chunk's Rejects.
+type RowError struct {
+	File string
+	Line int64
+	Err  error
+}
+
+// Error gives file:line: cause, or line N: cause while the file is
+// unknown.
+func (e *RowError) Error() string {
+	if e.File == "" {
+		return fmt.Sprintf("line %d: %v", e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *RowError) Unwrap() error { return e.Err }
+
+// WithFile sets file as the File of err when err is a RowError with none,
+// and returns err. Only err itself is looked at, not what it wraps:
+// fmt.Errorf fixes its text when it wraps, so a RowError under it would
+// change without its text changing. Call it before wrapping.
+func WithFile(err error, file string) error {
+	if re, ok := err.(*RowError); ok && re.File == "" {
+		re.File = file
+	}
+	return err
 }
 
 // FileOf returns the FileColumn value of row i, or "". It is a copy, not

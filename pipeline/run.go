@@ -413,7 +413,7 @@ func process(ctx context.Context, table, name string, s Stage, e *envelope) (err
 	}
 	out, err := s.Process(ctx, e.batch, e.rej)
 	if err != nil {
-		return fmt.Errorf("table %s: %s: %w", table, name, err)
+		return fmt.Errorf("table %s: %s: %w", table, name, WithFile(err, e.rej.File))
 	}
 	e.batch.Release()
 	e.batch = out

@@ -319,3 +319,25 @@ func TestRunFlushesHoldingStages(t *testing.T) {
 		t.Fatalf("stats %+v, %d values", st, len(sink.vals))
 	}
 }
+
+func TestWithFile(t *testing.T) {
+	tests := []struct {
+		name string
+		err  func() error
+		want string
+	}{
+		{"a row error without a file gets it", func() error { return &pipeline.RowError{Line: 3, Err: errors.New("bad")} }, "in.jsonl:3: bad"},
+		{"a row error's own file is kept", func() error { return &pipeline.RowError{File: "a/b.tsv", Line: 3, Err: errors.New("bad")} }, "a/b.tsv:3: bad"},
+		// fmt.Errorf has fixed its text: setting the file under it would
+		// change nothing that is shown, so it is left as it is.
+		{"a wrapped row error is not changed", func() error { return fmt.Errorf("x: %w", &pipeline.RowError{Line: 3, Err: errors.New("bad")}) }, "x: line 3: bad"},
+		{"another error passes", func() error { return errors.New("bad") }, "bad"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := pipeline.WithFile(tt.err(), "in.jsonl").Error(); got != tt.want {
+				t.Errorf("WithFile(...).Error() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

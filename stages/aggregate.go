@@ -326,7 +326,8 @@ func (a *Aggregate) comesAgain(full, b arrow.RecordBatch, i int) error {
 
 // groupComesAgain is the error of a grouped step (an aggregate, lag or
 // fill_down) for row i, whose key's rows ended before it, naming its
-// file, line and key: keys are columns by of b, the file and line are
+// file (a pipeline.RowError: the pipeline names the file of an input of
+// one file), line and key: keys are columns by of b, the file and line are
 // full's (b itself or the columns of it the step reads).
 func groupComesAgain(full, b arrow.RecordBatch, by []int, i int) error {
 	key := make([]string, len(by))
@@ -337,12 +338,8 @@ func groupComesAgain(full, b arrow.RecordBatch, by []int, i int) error {
 			key[j] = name + "=null"
 		}
 	}
-	where := fmt.Sprintf("line %d", pipeline.LineOf(full, i))
-	if f := pipeline.FileOf(full, i); f != "" {
-		where = f + " " + where
-	}
-	return fmt.Errorf("grouped: %s: the group of %s comes again after it ended; the input does not hold each group's rows together (leave grouped out)",
-		where, strings.Join(key, ", "))
+	return &pipeline.RowError{File: pipeline.FileOf(full, i), Line: pipeline.LineOf(full, i),
+		Err: fmt.Errorf("grouped: the group of %s comes again after it ended; the input does not hold each group's rows together (leave grouped out)", strings.Join(key, ", "))}
 }
 
 // numbered returns the columns of full the aggregation reads and the

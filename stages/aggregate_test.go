@@ -683,7 +683,7 @@ func TestAggregateGroupedKeyComesBackAfterSpill(t *testing.T) {
 	}
 	rows = append(rows, `{"g":"k1","_line":51,"_file":"f"}`)
 	err = tcProcessAll(t, a, mem, s, jsonBatches(rows, 5))
-	if err == nil || !strings.Contains(err.Error(), "f line 51: the group of g=k1 comes again") {
+	if err == nil || !strings.Contains(err.Error(), "f:51: grouped: the group of g=k1 comes again") {
 		t.Errorf("error %v, want one naming line 51", err)
 	}
 	if files, _ := os.ReadDir(SpillDir); len(files) == 0 {
@@ -710,18 +710,18 @@ func TestAggregateGroupedKeyComesBack(t *testing.T) {
 			`[{"g":"a","_line":3,"_file":"x"},{"g":"b","_line":4,"_file":"x"}]`,
 			`[{"g":"b","_line":5,"_file":"y"}]`,
 		}, ""},
-		{"held, an error", []string{`[{"g":"a","_line":1,"_file":"x"},{"g":"b","_line":2,"_file":"x"},{"g":"a","_line":3,"_file":"x"}]`}, "x line 3: the group of g=a comes again after it ended"},
+		{"held, an error", []string{`[{"g":"a","_line":1,"_file":"x"},{"g":"b","_line":2,"_file":"x"},{"g":"a","_line":3,"_file":"x"}]`}, "x:3: grouped: the group of g=a comes again after it ended"},
 		{"emitted, an error", []string{
 			`[{"g":"a","_line":1,"_file":"x"},{"g":"b","_line":2,"_file":"x"},{"g":"c","_line":3,"_file":"y"}]`,
 			`[{"g":"d","_line":1,"_file":"z"},{"g":"a","_line":7,"_file":"z"}]`,
-		}, "z line 7: the group of g=a comes again after it ended"},
+		}, "z:7: grouped: the group of g=a comes again after it ended"},
 		{"interleaved past a batch of output, an error", []string{
 			`[{"g":"a","_line":1,"_file":"x"},{"g":"b","_line":2,"_file":"x"},{"g":"c","_line":3,"_file":"x"},{"g":"b","_line":4,"_file":"x"}]`,
-		}, "x line 4: the group of g=b comes again"},
+		}, "x:4: grouped: the group of g=b comes again"},
 		{"null key emitted, an error", []string{
 			`[{"g":null,"_line":1,"_file":"x"},{"g":"b","_line":2,"_file":"x"},{"g":"c","_line":3,"_file":"y"}]`,
 			`[{"g":null,"_line":4,"_file":"y"}]`,
-		}, "y line 4: the group of g=null comes again"},
+		}, "y:4: grouped: the group of g=null comes again"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())

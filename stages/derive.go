@@ -344,7 +344,7 @@ func (d *Derive) apply(in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.Recor
 		}
 		if err != nil {
 			cur.Release()
-			return nil, fmt.Errorf("%s: %w", spec.Name, err)
+			return nil, fmt.Errorf("%s: %w", spec.Name, pipeline.WithFile(err, rej.File))
 		}
 		if spec.When != nil {
 			masked, err := maskRows(d.mem, cur, col, spec.When)

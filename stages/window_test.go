@@ -354,17 +354,17 @@ func TestDeriveWindowGroupedKeyComesBack(t *testing.T) {
 		{
 			name:    "within a batch",
 			batches: []string{`[{"g":"a","v":"1","_line":1},{"g":"b","v":"2","_line":2},{"g":"a","v":"3","_line":3}]`},
-			want:    "line 3: the group of g=a comes again after it ended",
+			want:    "line 3: grouped: the group of g=a comes again after it ended",
 		},
 		{
 			name:    "across batches",
 			batches: []string{`[{"g":"a","v":"1","_line":1}]`, `[{"g":"b","v":null,"_line":2}]`, `[{"g":"c","v":"2","_line":3},{"g":"a","v":"3","_line":4}]`},
-			want:    "line 4: the group of g=a comes again after it ended",
+			want:    "line 4: grouped: the group of g=a comes again after it ended",
 		},
 		{
 			name:    "a null key",
 			batches: []string{`[{"g":null,"v":"1","_line":1},{"g":"b","v":"2","_line":2}]`, `[{"g":null,"v":"3","_line":3}]`},
-			want:    "line 3: the group of g=null comes again after it ended",
+			want:    "line 3: grouped: the group of g=null comes again after it ended",
 		},
 	}
 	s := tcSchema(t, "g:string", "v:string", "_line:int64")

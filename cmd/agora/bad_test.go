@@ -147,8 +147,10 @@ func TestBadInputCorpus(t *testing.T) {
 		{dataset: "parquet_missing_column", code: 1, stderr: []string{"missing_column.parquet", "missing columns", "a.ys"}},
 		{dataset: "parquet_wrong_type", code: 1, stderr: []string{"wrong_type.parquet", "column a.ys"}},
 		{dataset: "parquet_unequal_lists", written: 2, rejects: 1, rules: "2:explode"},
-		{dataset: "grouped_key_comes_back", code: 1, stderr: []string{"split_groups/g3 line 3: the group of id=a comes again after it ended"}},
-		{dataset: "grouped_lag_key_comes_back", code: 1, stderr: []string{"derive: previous_score: grouped: split_groups/g3 line 3: the group of id=a comes again after it ended"}},
+		{dataset: "grouped_key_comes_back", code: 1, stderr: []string{"split_groups/g3:3: grouped: the group of id=a comes again after it ended"}},
+		{dataset: "grouped_key_comes_back_one_file", code: 1, stderr: []string{"aggregate: interleaved_groups.jsonl:3: grouped: the group of id=a comes again after it ended"}},
+		{dataset: "grouped_lag_key_comes_back_one_file", code: 1, stderr: []string{"derive: previous_score: interleaved_groups.jsonl:3: grouped: the group of id=a comes again after it ended"}},
+		{dataset: "grouped_lag_key_comes_back", code: 1, stderr: []string{"derive: previous_score: split_groups/g3:3: grouped: the group of id=a comes again after it ended"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dataset, func(t *testing.T) {
