@@ -43,7 +43,9 @@ type ParquetColumn struct {
 // element is named element or item, a pandas metadata key, timestamps in
 // ns/us/ms (converted to microseconds UTC; sub-microsecond digits are an
 // error) or ISO 8601 strings (cut to the microsecond), integers where floats are declared and
-// integral floats (nullable ints written by pandas) where integers are.
+// integral floats (nullable ints written by pandas) where integers are,
+// and lists nested one level more or less than declared where no value is
+// lost (reshape.go).
 // The reading and decompression happen in Chunks; Decode converts each
 // batch to the declared types and runs in parallel.
 type ParquetFile struct {
@@ -67,16 +69,20 @@ type ParquetFile struct {
 	schema *arrow.Schema
 	extra  []arrow.Field
 	absent []string // optional columns the file lacks, in declared order
+	shaped []string // notes of columns read into another shape (reshape)
 }
 
-// Notes reports the optional columns the file lacks.
+// Notes reports the optional columns the file lacks and the columns read
+// into another shape than the file's (a list as its one value, a value as
+// a list of one).
 func (s *ParquetFile) Notes() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.absent) == 0 {
-		return nil
+	var notes []string
+	if len(s.absent) > 0 {
+		notes = append(notes, fmt.Sprintf("%s has no %s (declared optional: read as nulls)", s.Name, strings.Join(s.absent, ", ")))
 	}
-	return []string{fmt.Sprintf("%s has no %s (declared optional: read as nulls)", s.Name, strings.Join(s.absent, ", "))}
+	return append(notes, s.shaped...)
 }
 
 // Schema returns the schema of the decoded batches. With CarryExtra it
@@ -177,7 +183,7 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 		}
 	}()
 	// Map each wanted column to its leaf columns in the file.
-	var missing, absent []string
+	var missing, absent, shaped []string
 	var leaves []int
 	optional := map[string]bool{}
 	for _, c := range s.Columns {
@@ -197,12 +203,15 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 			continue
 		}
 		leaves = append(leaves, leafColumns(fr.Manifest.Fields[idx[0]])...)
+		if have := fs.Field(idx[0]).Type; shapeDiffers(have, f.Type) {
+			shaped = append(shaped, fmt.Sprintf("%s: column %s is %s in the file, declared %s: %s", s.Name, f.Name, have, f.Type, shapeNote(have, f.Type)))
+		}
 	}
 	if len(missing) > 0 {
 		return &DecodeError{File: s.Name, Err: fmt.Errorf("%w: the file has no %s (it has %d columns: %s)", ErrMissingColumns, strings.Join(missing, ", "), len(fs.Fields()), strings.Join(fieldNames(fs), ", "))}
 	}
 	s.mu.Lock()
-	s.absent = absent
+	s.absent, s.shaped = absent, shaped
 	s.mu.Unlock()
 	// The footer's guess bounds the probe's: first rows that are short
 	// must not make batches of long ones huge.
@@ -497,6 +506,9 @@ func conform(ctx context.Context, mem memory.Allocator, a arrow.Array, want arro
 			defer plain.Release()
 			return conform(ctx, mem, plain, want)
 		}
+	}
+	if shapeDiffers(a.DataType(), want) {
+		return reshape(ctx, mem, a, want)
 	}
 	out, err := castSafely(cctx, a, want)
 	if err != nil {

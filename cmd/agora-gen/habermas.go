@@ -229,6 +229,10 @@ type hmConfig struct {
 	// the way the real one differs from the sample, in width, with the
 	// same rows, rounds and keys. 0 and 1 leave texts as they are.
 	TextWidth int
+	// ListStatus writes rankings.metadata.status as a list per candidate
+	// (the row's status repeated), the other shape the release's metadata
+	// columns may have: agora must read either into the same table.
+	ListStatus bool
 	// mem allocates Arrow buffers (nil: the Go allocator).
 	mem memory.Allocator
 }
@@ -249,9 +253,10 @@ func runHabermas(args []string, stdout, stderr io.Writer) error {
 	scale := fs.Float64("scale", 0, "size relative to the real release (1 = 39,955 comparison and 45,976 position rating rows)")
 	rowGroup := fs.Int("row-group", 0, "rows per parquet row group (0 = rows/20 clamped to [100, 5000])")
 	seed := fs.Uint64("seed", hmDefaultSeed, "random seed; equal flags and seed give byte-identical files")
+	listStatus := fs.Bool("list-status", false, "write rankings.metadata.status as a list per candidate (the row's status repeated), the other shape the release may have")
 	width := fs.Int("text-width", 1, "make every free text this many times as long (grows the file in width, as the release is wider than the templates, with the same rows)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: agora-gen habermas --out DIR [--rows N | --scale F] [--text-width K] [--seed S] [--row-group N]\n\n"+
+		fmt.Fprintf(stderr, "usage: agora-gen habermas --out DIR [--rows N | --scale F] [--text-width K] [--list-status] [--seed S] [--row-group N]\n\n"+
 			"Writes %s and %s\nin the Habermas Machine release format into DIR.\n\n", hmComparisonsFile, hmPositionsFile)
 		fs.PrintDefaults()
 	}
@@ -266,6 +271,7 @@ func runHabermas(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("habermas: --text-width must be >= 1, got %d", *width)
 	}
 	cfg.TextWidth = *width
+	cfg.ListStatus = *listStatus
 	stats, err := generateHabermas(cfg)
 	if err != nil {
 		return err
@@ -1218,6 +1224,24 @@ func putF64ss(b array.Builder, xss [][]float64) {
 	}
 }
 
+// hmCompColumnsFor returns hmCompColumns, with rankings.metadata.status
+// a list per candidate under cfg.ListStatus.
+func hmCompColumnsFor(cfg hmConfig) []hmColumn[hmCompRow] {
+	if !cfg.ListStatus {
+		return hmCompColumns
+	}
+	cols := slices.Clone(hmCompColumns)
+	for i, c := range cols {
+		if c.name == "rankings.metadata.status" {
+			cols[i].typ = hmStrList
+			cols[i].put = func(b array.Builder, r *hmCompRow) {
+				putStrs(b, slices.Repeat([]string{r.rankStatus}, len(r.candIDs)))
+			}
+		}
+	}
+	return cols
+}
+
 // hmCompColumns is the comparisons file's schema: the identifiers first,
 // then the other names in byte order (as in the position ratings file).
 var hmCompColumns = []hmColumn[hmCompRow]{
@@ -1510,7 +1534,7 @@ func generateHabermas(cfg hmConfig) ([]hmFileStat, error) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		path := filepath.Join(cfg.Out, hmComparisonsFile)
-		t, err := createHMTable(path, hmCompColumns, cfg.RowGroup, mem)
+		t, err := createHMTable(path, hmCompColumnsFor(cfg), cfg.RowGroup, mem)
 		if err == nil {
 			err = t.close(writeHMComparisons(&cfg, t))
 			stats[0] = hmFileStat{Name: hmComparisonsFile, Rows: t.rows, RowGroups: t.rowGroups}

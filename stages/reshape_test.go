@@ -1,0 +1,147 @@
+package stages
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/agora-etl/agora/pipeline"
+)
+
+func TestConformShapes(t *testing.T) {
+	tests := []struct {
+		name, have, in, want, out string
+		errRow                    int // with err
+		err                       string
+	}{
+		{name: "a list of one value repeated, as that value", have: "list<string>", in: `[["a","a"],[],null,["b"],[null,null]]`, want: "string", out: `["a",null,null,"b",null]`},
+		{name: "a list whose values differ stops at its row", have: "list<string>", in: `[["a"],["b"],["a","c"]]`, want: "string", errRow: 2, err: `the file has list<item: utf8, nullable>, want utf8: the row's list holds values that differ ("a" and "c"); declare the column as a list`},
+		{name: "a value where a list is declared, as a list of one", have: "string", in: `["a",null,"b"]`, want: "list<string>", out: `[["a"],null,["b"]]`},
+		{name: "a value converted too", have: "int64", in: `[1,null,2]`, want: "list<float64>", out: `[[1],null,[2]]`},
+		{name: "one level less nested", have: "list<float64>", in: `[[1,2],null,[],[3]]`, want: "list<list<float64>>", out: `[[[1],[2]],null,[],[[3]]]`},
+		{name: "one level more nested", have: "list<list<float64>>", in: `[[[1,1],[2]],[[3]],[[]]]`, want: "list<float64>", out: `[[1,2],[3],[null]]`},
+		{name: "inner values that differ name their row", have: "list<list<float64>>", in: `[[[1]],[[2],[3,4]]]`, want: "list<float64>", errRow: 1, err: `values that differ ("3" and "4")`},
+		{name: "a value that does not convert names its row", have: "string", in: `["1","x"]`, want: "list<int64>", errRow: 1, err: "the file has utf8, want int64"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			in, _, err := array.FromJSON(mem, mustType(t, tt.have), strings.NewReader(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Release()
+			want := mustType(t, tt.want)
+			if !shapeDiffers(in.DataType(), want) {
+				t.Fatalf("shapeDiffers(%s, %s) = false", in.DataType(), want)
+			}
+			out, err := conform(t.Context(), mem, in, want)
+			if tt.err != "" {
+				var re *rowError
+				if err == nil || !errors.As(err, &re) || re.row != tt.errRow || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want a row error at row %d containing %q", err, tt.errRow, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Release()
+			if !arrow.TypeEqual(out.DataType(), want) {
+				t.Errorf("type %s, want %s", out.DataType(), want)
+			}
+			if v, ok := out.(interface{ ValidateFull() error }); ok {
+				if err := v.ValidateFull(); err != nil {
+					t.Errorf("invalid array: %v", err)
+				}
+			}
+			wantArr, _, err := array.FromJSON(mem, want, strings.NewReader(tt.out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer wantArr.Release()
+			if !array.Equal(out, wantArr) {
+				t.Errorf("got %v, want %v", out, wantArr)
+			}
+		})
+	}
+}
+
+func TestShapeDiffers(t *testing.T) {
+	tests := []struct {
+		have, want string
+		differs    bool
+	}{
+		{"string", "string", false},
+		{"int64", "float64", false},
+		{"list<string>", "list<string>", false},
+		{"list<int64>", "list<float64>", false},
+		{"list<string>", "string", true},
+		{"string", "list<string>", true},
+		{"list<float64>", "list<list<float64>>", true},
+		{"map<string,list<string>>", "map<string,list<string>>", false},
+	}
+	for _, tt := range tests {
+		if got := shapeDiffers(mustType(t, tt.have), mustType(t, tt.want)); got != tt.differs {
+			t.Errorf("shapeDiffers(%s, %s) = %v, want %v", tt.have, tt.want, got, tt.differs)
+		}
+	}
+}
+
+// A file whose status is a list per candidate and whose predictions are
+// one level less nested than declared reads into the declared shapes,
+// with a note for each.
+func TestParquetFileReadsIntoDeclaredShape(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	status, _, _ := array.FromJSON(mem, mustType(t, "list<string>"), strings.NewReader(`[["COMPLETED","COMPLETED"],["COMPLETED"],null]`))
+	preds, _, _ := array.FromJSON(mem, mustType(t, "list<float64>"), strings.NewReader(`[[0.5,0.25],[1],null]`))
+	b := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{
+		{Name: "rankings.metadata.status", Type: status.DataType(), Nullable: true},
+		{Name: "candidates.reward_data.reward_predictions", Type: preds.DataType(), Nullable: true},
+	}, nil), []arrow.Array{status, preds}, 3)
+	status.Release()
+	preds.Release()
+	p := writeParquetFile(t, "f.parquet", b, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps())
+	b.Release()
+	s := &ParquetFile{Path: p, Name: "f.parquet", Mem: mem, Columns: []ParquetColumn{
+		{Name: "rankings.metadata.status", Type: mustType(t, "string")},
+		{Name: "candidates.reward_data.reward_predictions", Type: mustType(t, "list<list<float64>>")},
+	}}
+	var got []string
+	err := s.Chunks(t.Context(), func(c pipeline.Chunk) error {
+		defer c.Batch.Release()
+		out, err := s.Decode(t.Context(), c, &pipeline.Rejects{})
+		if err != nil {
+			return err
+		}
+		defer out.Release()
+		got = append(got, tcRows(out)...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`1:{"candidates.reward_data.reward_predictions":[[0.5],[0.25]],"rankings.metadata.status":"COMPLETED"}`,
+		`2:{"candidates.reward_data.reward_predictions":[[1]],"rankings.metadata.status":"COMPLETED"}`,
+		`3:{"candidates.reward_data.reward_predictions":null,"rankings.metadata.status":null}`,
+	}
+	tcEqual(t, "rows", got, want)
+	notes := strings.Join(s.Notes(), "\n")
+	for _, w := range []string{
+		"f.parquet: column rankings.metadata.status is list<element: utf8, nullable> in the file, declared utf8: each row's list, one value repeated, read as that value",
+		"f.parquet: column candidates.reward_data.reward_predictions is list<element: float64, nullable> in the file, declared list<item: list<item: float64, nullable>, nullable>: its lists' elements read into the declared shape",
+	} {
+		if !strings.Contains(notes, w) {
+			t.Errorf("notes lack %q:\n%s", w, notes)
+		}
+	}
+}
