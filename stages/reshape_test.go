@@ -2,6 +2,7 @@ package stages
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -27,6 +28,7 @@ func TestConformShapes(t *testing.T) {
 		{name: "one level less nested", have: "list<float64>", in: `[[1,2],null,[],[3]]`, want: "list<list<float64>>", out: `[[[1],[2]],null,[],[[3]]]`},
 		{name: "one level more nested", have: "list<list<float64>>", in: `[[[1,1],[2]],[[3]],[[]]]`, want: "list<float64>", out: `[[1,2],[3],[null]]`},
 		{name: "inner values that differ name their row", have: "list<list<float64>>", in: `[[[1]],[[2],[3,4]]]`, want: "list<float64>", errRow: 1, err: `values that differ ("3" and "4")`},
+		{name: "values compared before conversion", have: "list<string>", in: `[["1"],["01","1"]]`, want: "int64", errRow: 1, err: `values that differ ("01" and "1")`},
 		{name: "a value that does not convert names its row", have: "string", in: `["1","x"]`, want: "list<int64>", errRow: 1, err: "the file has utf8, want int64"},
 	}
 	for _, tt := range tests {
@@ -144,4 +146,72 @@ func TestParquetFileReadsIntoDeclaredShape(t *testing.T) {
 			t.Errorf("notes lack %q:\n%s", w, notes)
 		}
 	}
+}
+
+// Edge cases the table above cannot build from JSON: NaN, a slice of a
+// list, large lists.
+func TestConformShapeEdges(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	check := func(name string, in arrow.Array, want arrow.DataType, out string) {
+		t.Helper()
+		got, err := conform(t.Context(), mem, in, want)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			return
+		}
+		defer got.Release()
+		wantArr, _, err := array.FromJSON(mem, want, strings.NewReader(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer wantArr.Release()
+		if !array.Equal(got, wantArr) {
+			t.Errorf("%s: got %v, want %v", name, got, wantArr)
+		}
+	}
+
+	// NaN repeated is NaN (array.Equal takes NaN as unequal, so look at it).
+	lb := array.NewListBuilder(mem, arrow.PrimitiveTypes.Float64)
+	fb := lb.ValueBuilder().(*array.Float64Builder)
+	lb.Append(true)
+	fb.AppendValues([]float64{math.NaN(), math.NaN()}, nil)
+	nan := lb.NewArray()
+	lb.Release()
+	got, err := conform(t.Context(), mem, nan, arrow.PrimitiveTypes.Float64)
+	nan.Release()
+	if err != nil {
+		t.Errorf("NaN, NaN: %v", err)
+	} else {
+		if v := got.(*array.Float64).Value(0); !math.IsNaN(v) {
+			t.Errorf("NaN, NaN read as %v", v)
+		}
+		got.Release()
+	}
+
+	// A slice converts only its own rows: row 3's differing values are
+	// outside it.
+	all, _, err := array.FromJSON(mem, mustType(t, "list<list<float64>>"), strings.NewReader(`[[[1]],[[2],[2,2]],[[3]],[[4,5]]]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := array.NewSlice(all, 1, 3)
+	all.Release()
+	check("a slice", part, mustType(t, "list<float64>"), `[[2,2],[3]]`)
+	part.Release()
+
+	// A large list: the same shape is a plain cast, another is reshaped.
+	llb := array.NewLargeListBuilder(mem, arrow.BinaryTypes.String)
+	sb := llb.ValueBuilder().(*array.StringBuilder)
+	llb.Append(true)
+	sb.AppendValues([]string{"a", "a"}, nil)
+	llb.AppendNull()
+	large := llb.NewArray()
+	llb.Release()
+	if shapeDiffers(large.DataType(), mustType(t, "list<string>")) {
+		t.Errorf("shapeDiffers(large_list<string>, list<string>) = true")
+	}
+	check("large list, same shape", large, mustType(t, "list<string>"), `[["a","a"],null]`)
+	check("large list as a value", large, mustType(t, "string"), `["a",null]`)
+	large.Release()
 }
