@@ -61,8 +61,11 @@ type DeriveDoc struct {
 
 var registry = map[string]DeriveDoc{}
 
-// Register adds a derivation to the registry under name. It panics on a
-// duplicate name (a programming error).
+// Register adds a derivation to the registry under name. args documents
+// its arguments and keys, "[string column], value: separator, values:
+// [left out]": the keys named after the bracketed arguments are the ones
+// it reads, and any other key set on it is a config error (keysApply).
+// It panics on a duplicate name (a programming error).
 func Register(name, args, doc string, fn DeriveFunc) {
 	if _, dup := registry[name]; dup {
 		panic("stages: derivation registered twice: " + name)
@@ -93,7 +96,11 @@ type Derive struct {
 	twoPass bool // every whole derivation observes; spill what is held
 	held    []arrow.RecordBatch
 	heldB   int64
-	spill   *spillFile
+	// heldFile is the input file of the held batches (their Rejects'
+	// File), or "" when they came from several or none say.
+	heldFile  string
+	heldFiles int // distinct files seen, up to 2
+	spill     *spillFile
 }
 
 // SpillBytes is how many Arrow bytes a two-pass whole-table derive holds
@@ -189,6 +196,12 @@ func (d *Derive) Process(_ context.Context, in arrow.RecordBatch, rej *pipeline.
 			}
 		}
 	}
+	switch {
+	case d.heldFiles == 0:
+		d.heldFile, d.heldFiles = rej.File, 1
+	case d.heldFiles == 1 && rej.File != d.heldFile:
+		d.heldFile, d.heldFiles = "", 2
+	}
 	in.Retain()
 	d.held = append(d.held, in)
 	d.heldB += arrowx.BatchBytes(in)
@@ -252,7 +265,7 @@ func (d *Derive) FlushTo(ctx context.Context, emit func(arrow.RecordBatch, *pipe
 			return err
 		}
 		defer all.Release()
-		rej := &pipeline.Rejects{}
+		rej := &pipeline.Rejects{File: d.heldFile} // an input of one file: rows and errors name it
 		out, err := d.apply(all, rej)
 		if err != nil {
 			return err
@@ -263,7 +276,7 @@ func (d *Derive) FlushTo(ctx context.Context, emit func(arrow.RecordBatch, *pipe
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
 		}
-		rej := &pipeline.Rejects{}
+		rej := &pipeline.Rejects{File: d.heldFile} // an input of one file: rows and errors name it
 		out, err := d.apply(b, rej)
 		if err != nil {
 			return err

@@ -150,6 +150,7 @@ func TestBadInputCorpus(t *testing.T) {
 		{dataset: "grouped_key_comes_back", code: 1, stderr: []string{"split_groups/g3:3: grouped: the group of id=a comes again after it ended"}},
 		{dataset: "grouped_key_comes_back_one_file", code: 1, stderr: []string{"aggregate: interleaved_groups.jsonl:3: grouped: the group of id=a comes again after it ended"}},
 		{dataset: "grouped_lag_key_comes_back_one_file", code: 1, stderr: []string{"derive: previous_score: interleaved_groups.jsonl:3: grouped: the group of id=a comes again after it ended"}},
+		{dataset: "grouped_aggregate_after_lead_one_file", code: 1, stderr: []string{"aggregate: interleaved_groups.jsonl:3: grouped: the group of id=a comes again after it ended"}},
 		{dataset: "grouped_lag_key_comes_back", code: 1, stderr: []string{"derive: previous_score: split_groups/g3:3: grouped: the group of id=a comes again after it ended"}},
 	}
 	for _, tt := range tests {
