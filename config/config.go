@@ -189,6 +189,10 @@ type Column struct {
 	Name string `yaml:"name"`
 	// Type is a type expression such as string, int64, float64, bool,
 	// list<string> or list<struct<text:string,citations:list<string>>>.
+	// A Parquet column of another type is converted where no value is
+	// lost (int32 to int64, ISO strings to timestamps, a list of one
+	// repeated value to that value, a value to a list of one); a value
+	// that does not convert stops the run, naming its row.
 	Type string `yaml:"type"`
 	// Aliases are other keys accepted for the same column (the first
 	// present wins), for releases that renamed a field.
