@@ -490,6 +490,14 @@ func conform(ctx context.Context, mem memory.Allocator, a arrow.Array, want arro
 	if a.DataType().ID() == arrow.STRING && want.ID() == arrow.TIMESTAMP {
 		return isoTimestamps(mem, a.(*array.String))
 	}
+	if id := a.DataType().ID(); id == arrow.LARGE_LIST || id == arrow.FIXED_SIZE_LIST {
+		l, err := plainList(ctx, mem, a.(array.ListLike))
+		if err != nil {
+			return nil, err
+		}
+		defer l.Release()
+		return conform(ctx, mem, l, want)
+	}
 	if l, ok := a.(*array.List); ok {
 		if d, ok := l.ListValues().(*array.Dictionary); ok {
 			// A list of dictionary values (a pandas categorical in a
@@ -509,6 +517,11 @@ func conform(ctx context.Context, mem memory.Allocator, a arrow.Array, want arro
 	}
 	if shapeDiffers(a.DataType(), want) {
 		return reshape(ctx, mem, a, want)
+	}
+	if l, ok := a.(*array.List); ok {
+		if wl, ok := want.(*arrow.ListType); ok {
+			return relist(ctx, mem, l, wl)
+		}
 	}
 	out, err := castSafely(cctx, a, want)
 	if err != nil {

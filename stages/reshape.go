@@ -3,6 +3,7 @@ package stages
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"unicode/utf8"
 
@@ -71,30 +72,10 @@ func shapeNote(have, want arrow.DataType) string {
 // row is a's. want's lists are plain lists (config types have no other).
 func reshape(ctx context.Context, mem memory.Allocator, a arrow.Array, want arrow.DataType) (arrow.Array, error) {
 	wl, wantList := want.(*arrow.ListType)
-	if e, ok := listElem(a.DataType()); ok {
-		if _, plain := a.(*array.List); !plain {
-			// A large or fixed-size list: as a plain list first.
-			l, err := castSafely(exec.WithAllocator(context.WithoutCancel(ctx), mem), a, arrow.ListOf(e))
-			if err != nil {
-				return nil, fmt.Errorf("the file has %s, want %s: %w", a.DataType(), want, err)
-			}
-			defer l.Release()
-			return reshape(ctx, mem, l, want)
-		}
-	}
 	l, haveList := a.(*array.List)
 	switch {
 	case haveList && wantList:
-		l := rebased(l)
-		defer l.Release()
-		vals, err := conform(ctx, mem, l.ListValues(), wl.Elem())
-		if err != nil {
-			return nil, rowOfValue(l, err)
-		}
-		defer vals.Release()
-		data := array.NewData(want, l.Len(), l.Data().Buffers(), []arrow.ArrayData{vals.Data()}, l.NullN(), l.Data().Offset())
-		defer data.Release()
-		return array.MakeFromData(data), nil
+		return relist(ctx, mem, l, wl)
 	case haveList:
 		return collapse(ctx, mem, l, want)
 	case wantList:
@@ -103,17 +84,98 @@ func reshape(ctx context.Context, mem memory.Allocator, a arrow.Array, want arro
 	return nil, fmt.Errorf("no conversion from %s to %s", a.DataType(), want)
 }
 
+// relist converts the values of list l to want's element type (conform,
+// which reshapes them where their shape differs) under l's offsets and
+// validity. Lists are converted here rather than by arrow-go's cast,
+// whose list kernels panic on some element types (a list of
+// dictionaries) in goroutines no recover reaches.
+func relist(ctx context.Context, mem memory.Allocator, l *array.List, want *arrow.ListType) (arrow.Array, error) {
+	l = rebased(l)
+	defer l.Release()
+	vals, err := conform(ctx, mem, l.ListValues(), want.Elem())
+	if err != nil {
+		return nil, rowOfValue(l, err)
+	}
+	defer vals.Release()
+	data := array.NewData(want, l.Len(), l.Data().Buffers(), []arrow.ArrayData{vals.Data()}, l.NullN(), l.Data().Offset())
+	defer data.Release()
+	return array.MakeFromData(data), nil
+}
+
+// plainList returns a large or fixed-size list as a plain list (32-bit
+// offsets) of the same values, so that the paths above take it. The
+// values of null rows (a fixed-size list's null rows still span their
+// slots) are left out.
+func plainList(ctx context.Context, mem memory.Allocator, l array.ListLike) (*array.List, error) {
+	n := l.Len()
+	var first, last int64
+	if n > 0 {
+		first, _ = l.ValueOffsets(0)
+		_, last = l.ValueOffsets(n - 1)
+	}
+	if last-first > math.MaxInt32 {
+		return nil, fmt.Errorf("%s with %d values in one batch: more than a list holds", l.DataType(), last-first)
+	}
+	elem, _ := listElem(l.DataType())
+	offsets := make([]int32, n+1)
+	spans := false // a null row spans values
+	for i := range n {
+		s, e := l.ValueOffsets(i)
+		spans = spans || l.IsNull(i) && s != e
+		offsets[i], offsets[i+1] = int32(s-first), int32(e-first)
+	}
+	if !spans {
+		return newList(arrow.ListOf(elem), l, offsets, array.NewSlice(l.ListValues(), first, last)), nil
+	}
+	ib := array.NewInt64Builder(mem)
+	defer ib.Release()
+	for i := range n {
+		if s, e := l.ValueOffsets(i); l.IsValid(i) {
+			for j := s; j < e; j++ {
+				ib.Append(j)
+			}
+		}
+		offsets[i+1] = int32(ib.Len())
+	}
+	idx := ib.NewArray()
+	defer idx.Release()
+	vals, err := compute.TakeArray(exec.WithAllocator(context.WithoutCancel(ctx), mem), l.ListValues(), idx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", l.DataType(), err)
+	}
+	return newList(arrow.ListOf(elem), l, offsets, vals), nil
+}
+
+// newList builds a list of type t with the validity of like, the given
+// offsets and vals (whose reference it takes).
+func newList(t arrow.DataType, like arrow.Array, offsets []int32, vals arrow.Array) *array.List {
+	defer vals.Release()
+	n := like.Len()
+	var validity *memory.Buffer
+	if like.NullN() > 0 {
+		bits := make([]byte, bitutil.BytesForBits(int64(n)))
+		for i := range n {
+			if like.IsValid(i) {
+				bitutil.SetBit(bits, i)
+			}
+		}
+		validity = memory.NewBufferBytes(bits)
+	}
+	data := array.NewData(t, n, []*memory.Buffer{validity, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets))}, []arrow.ArrayData{vals.Data()}, like.NullN(), 0)
+	defer data.Release()
+	return array.NewListData(data)
+}
+
 // rebased returns l (a new reference) with offsets that start at 0 and
 // values cut to what its rows hold, so that nothing outside its rows is
 // converted (a slice of a list keeps its parent's values whole).
 func rebased(l *array.List) *array.List {
 	n := l.Len()
-	if n == 0 {
-		l.Retain()
-		return l
+	var first, last int64
+	if n > 0 {
+		first, _ = l.ValueOffsets(0)
+		_, last = l.ValueOffsets(n - 1)
 	}
-	first, _ := l.ValueOffsets(0)
-	_, last := l.ValueOffsets(n - 1)
 	if first == 0 && l.Data().Offset() == 0 && last == int64(l.ListValues().Len()) {
 		l.Retain()
 		return l
@@ -123,21 +185,7 @@ func rebased(l *array.List) *array.List {
 		s, e := l.ValueOffsets(i)
 		offsets[i], offsets[i+1] = int32(s-first), int32(e-first)
 	}
-	vals := array.NewSlice(l.ListValues(), first, last)
-	defer vals.Release()
-	var validity *memory.Buffer
-	if l.NullN() > 0 {
-		bits := make([]byte, bitutil.BytesForBits(int64(n)))
-		for i := range n {
-			if l.IsValid(i) {
-				bitutil.SetBit(bits, i)
-			}
-		}
-		validity = memory.NewBufferBytes(bits)
-	}
-	data := array.NewData(l.DataType(), n, []*memory.Buffer{validity, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets))}, []arrow.ArrayData{vals.Data()}, l.NullN(), 0)
-	defer data.Release()
-	return array.NewListData(data)
+	return newList(l.DataType(), l, offsets, array.NewSlice(l.ListValues(), first, last))
 }
 
 // collapse reads each row's list as its one value. The values are
@@ -173,21 +221,10 @@ func collapse(ctx context.Context, mem memory.Allocator, l *array.List, want arr
 	return conform(ctx, mem, firsts, want)
 }
 
-// sameValue reports whether values i and j of a are equal, a NaN equal to
-// a NaN and nulls to nulls.
+// sameValue reports whether values i and j of a are equal: nulls to
+// nulls, NaN to NaN and -0.0 to 0.0 (as numbers), inside lists too.
 func sameValue(a arrow.Array, i, j int) bool {
-	if a.IsNull(i) || a.IsNull(j) {
-		return a.IsNull(i) == a.IsNull(j)
-	}
-	switch f := a.(type) {
-	case *array.Float64:
-		x, y := f.Value(i), f.Value(j)
-		return x == y || x != x && y != y
-	case *array.Float32:
-		x, y := f.Value(i), f.Value(j)
-		return x == y || x != x && y != y
-	}
-	return array.SliceEqual(a, int64(i), int64(i+1), a, int64(j), int64(j+1))
+	return array.SliceApproxEqual(a, int64(i), int64(i+1), a, int64(j), int64(j+1), array.WithNaNsEqual(true), array.WithAbsTolerance(0))
 }
 
 // wrap reads each value of a as a list of one, a null as a null list.

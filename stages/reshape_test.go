@@ -215,3 +215,95 @@ func TestConformShapeEdges(t *testing.T) {
 	check("large list as a value", large, mustType(t, "string"), `["a",null]`)
 	large.Release()
 }
+
+// Large and fixed-size lists, of dictionaries too (a categorical in a
+// list as polars writes it), read like plain lists; lists converted here
+// (not by arrow-go's list cast, which panics on a list of dictionaries
+// and leaks on nested large lists).
+func TestConformOtherLists(t *testing.T) {
+	dict := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	tests := []struct {
+		name string
+		typ  arrow.DataType
+		in   string
+		want string
+		out  string
+		err  string
+	}{
+		{name: "large list of dictionaries as a list", typ: arrow.LargeListOf(dict), in: `[["a","b"],null,["a"]]`, want: "list<string>", out: `[["a","b"],null,["a"]]`},
+		{name: "large list of dictionaries as a value", typ: arrow.LargeListOf(dict), in: `[["a","a"],[]]`, want: "string", out: `["a",null]`},
+		{name: "fixed-size list as a list", typ: arrow.FixedSizeListOf(2, arrow.BinaryTypes.String), in: `[["a","b"],null]`, want: "list<string>", out: `[["a","b"],null]`},
+		{name: "fixed-size list as a value", typ: arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float64), in: `[[1,1],null]`, want: "float64", out: `[1,null]`},
+		{name: "nested large lists", typ: arrow.LargeListOf(arrow.LargeListOf(arrow.PrimitiveTypes.Float64)), in: `[[[1],[2,3]],[]]`, want: "list<list<float64>>", out: `[[[1],[2,3]],[]]`},
+		{name: "lists of nulls are one value", typ: arrow.ListOf(arrow.ListOf(arrow.PrimitiveTypes.Float64)), in: `[[[null],[null]]]`, want: "float64", out: `[null]`},
+		{name: "a list value that does not convert names its row", typ: arrow.ListOf(arrow.BinaryTypes.String), in: `[["1"],["2","x"]]`, want: "list<int64>", err: "row 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			in, _, err := array.FromJSON(mem, tt.typ, strings.NewReader(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Release()
+			got, err := conform(t.Context(), mem, in, mustType(t, tt.want))
+			if tt.err != "" {
+				var re *rowError
+				if err == nil || !errors.As(err, &re) || re.row != 1 {
+					t.Fatalf("err = %v, want a row error at row 1", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer got.Release()
+			want, _, err := array.FromJSON(mem, mustType(t, tt.want), strings.NewReader(tt.out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer want.Release()
+			if !array.Equal(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+		})
+	}
+
+	// NaN inside lists: [[NaN],[NaN]] is one value, NaN.
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	lb := array.NewListBuilder(mem, arrow.ListOf(arrow.PrimitiveTypes.Float64))
+	inner := lb.ValueBuilder().(*array.ListBuilder)
+	fb := inner.ValueBuilder().(*array.Float64Builder)
+	lb.Append(true)
+	for range 2 {
+		inner.Append(true)
+		fb.Append(math.NaN())
+	}
+	nested := lb.NewArray()
+	lb.Release()
+	defer nested.Release()
+	got, err := conform(t.Context(), mem, nested, arrow.PrimitiveTypes.Float64)
+	if err != nil {
+		t.Fatalf("[[NaN],[NaN]]: %v", err)
+	}
+	defer got.Release()
+	if v := got.(*array.Float64).Value(0); !math.IsNaN(v) {
+		t.Errorf("[[NaN],[NaN]] read as %v", v)
+	}
+
+	// A slice of no rows converts nothing of its parent.
+	all, _, _ := array.FromJSON(mem, mustType(t, "list<list<float64>>"), strings.NewReader(`[[[1]],[[4,5]]]`))
+	defer all.Release()
+	none := array.NewSlice(all, 1, 1)
+	defer none.Release()
+	empty, err := conform(t.Context(), mem, none, mustType(t, "list<float64>"))
+	if err != nil {
+		t.Fatalf("a slice of no rows: %v", err)
+	}
+	if empty.Len() != 0 {
+		t.Errorf("a slice of no rows gave %d", empty.Len())
+	}
+	empty.Release()
+}
