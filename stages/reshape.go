@@ -90,7 +90,10 @@ func reshape(ctx context.Context, mem memory.Allocator, a arrow.Array, want arro
 // whose list kernels panic on some element types (a list of
 // dictionaries) in goroutines no recover reaches.
 func relist(ctx context.Context, mem memory.Allocator, l *array.List, want *arrow.ListType) (arrow.Array, error) {
-	l = rebased(l)
+	l, err := plainList(ctx, mem, l)
+	if err != nil {
+		return nil, err
+	}
 	defer l.Release()
 	vals, err := conform(ctx, mem, l.ListValues(), want.Elem())
 	if err != nil {
@@ -102,10 +105,12 @@ func relist(ctx context.Context, mem memory.Allocator, l *array.List, want *arro
 	return array.MakeFromData(data), nil
 }
 
-// plainList returns a large or fixed-size list as a plain list (32-bit
-// offsets) of the same values, so that the paths above take it. The
-// values of null rows (a fixed-size list's null rows still span their
-// slots) are left out.
+// plainList returns l as a plain list (32-bit offsets, a new reference)
+// whose offsets start at 0 and whose values are only those of its valid
+// rows: a large or fixed-size list becomes a plain one, a slice of a list
+// (which keeps its parent's values whole) and a null row that still
+// spans values (a fixed-size list's do) convert nothing outside their
+// rows. A plain list that is all that already is returned as it is.
 func plainList(ctx context.Context, mem memory.Allocator, l array.ListLike) (*array.List, error) {
 	n := l.Len()
 	var first, last int64
@@ -116,7 +121,6 @@ func plainList(ctx context.Context, mem memory.Allocator, l array.ListLike) (*ar
 	if last-first > math.MaxInt32 {
 		return nil, fmt.Errorf("%s with %d values in one batch: more than a list holds", l.DataType(), last-first)
 	}
-	elem, _ := listElem(l.DataType())
 	offsets := make([]int32, n+1)
 	spans := false // a null row spans values
 	for i := range n {
@@ -124,8 +128,18 @@ func plainList(ctx context.Context, mem memory.Allocator, l array.ListLike) (*ar
 		spans = spans || l.IsNull(i) && s != e
 		offsets[i], offsets[i+1] = int32(s-first), int32(e-first)
 	}
+	t := l.DataType()
+	if p, ok := l.(*array.List); ok {
+		if !spans && first == 0 && p.Data().Offset() == 0 && last == int64(p.ListValues().Len()) {
+			p.Retain()
+			return p, nil
+		}
+	} else {
+		elem, _ := listElem(t)
+		t = arrow.ListOf(elem)
+	}
 	if !spans {
-		return newList(arrow.ListOf(elem), l, offsets, array.NewSlice(l.ListValues(), first, last)), nil
+		return newList(t, l, offsets, array.NewSlice(l.ListValues(), first, last)), nil
 	}
 	ib := array.NewInt64Builder(mem)
 	defer ib.Release()
@@ -143,7 +157,7 @@ func plainList(ctx context.Context, mem memory.Allocator, l array.ListLike) (*ar
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.DataType(), err)
 	}
-	return newList(arrow.ListOf(elem), l, offsets, vals), nil
+	return newList(t, l, offsets, vals), nil
 }
 
 // newList builds a list of type t with the validity of like, the given
@@ -164,28 +178,6 @@ func newList(t arrow.DataType, like arrow.Array, offsets []int32, vals arrow.Arr
 	data := array.NewData(t, n, []*memory.Buffer{validity, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets))}, []arrow.ArrayData{vals.Data()}, like.NullN(), 0)
 	defer data.Release()
 	return array.NewListData(data)
-}
-
-// rebased returns l (a new reference) with offsets that start at 0 and
-// values cut to what its rows hold, so that nothing outside its rows is
-// converted (a slice of a list keeps its parent's values whole).
-func rebased(l *array.List) *array.List {
-	n := l.Len()
-	var first, last int64
-	if n > 0 {
-		first, _ = l.ValueOffsets(0)
-		_, last = l.ValueOffsets(n - 1)
-	}
-	if first == 0 && l.Data().Offset() == 0 && last == int64(l.ListValues().Len()) {
-		l.Retain()
-		return l
-	}
-	offsets := make([]int32, n+1)
-	for i := range n {
-		s, e := l.ValueOffsets(i)
-		offsets[i], offsets[i+1] = int32(s-first), int32(e-first)
-	}
-	return newList(l.DataType(), l, offsets, array.NewSlice(l.ListValues(), first, last))
 }
 
 // collapse reads each row's list as its one value. The values are

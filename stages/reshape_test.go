@@ -307,3 +307,29 @@ func TestConformOtherLists(t *testing.T) {
 	}
 	empty.Release()
 }
+
+// A null row whose offsets still span values (valid Arrow, as a
+// fixed-size list's null rows always do) converts none of them.
+func TestConformNullRowSpanningValues(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	vals, _, _ := array.FromJSON(mem, arrow.BinaryTypes.String, strings.NewReader(`["1","x","2"]`))
+	defer vals.Release()
+	validity := []byte{0b101}
+	data := array.NewData(arrow.ListOf(arrow.BinaryTypes.String), 3,
+		[]*memory.Buffer{memory.NewBufferBytes(validity), memory.NewBufferBytes(arrow.Int32Traits.CastToBytes([]int32{0, 1, 2, 3}))},
+		[]arrow.ArrayData{vals.Data()}, 1, 0)
+	l := array.NewListData(data)
+	data.Release()
+	defer l.Release()
+	got, err := conform(t.Context(), mem, l, mustType(t, "list<int64>"))
+	if err != nil {
+		t.Fatalf("the null row's value was converted: %v", err)
+	}
+	defer got.Release()
+	want, _, _ := array.FromJSON(mem, mustType(t, "list<int64>"), strings.NewReader(`[[1],null,[2]]`))
+	defer want.Release()
+	if !array.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
