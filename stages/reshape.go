@@ -225,40 +225,16 @@ func wrap(ctx context.Context, mem memory.Allocator, a arrow.Array, want *arrow.
 	if err != nil {
 		return nil, err
 	}
-	defer vals.Release()
-	n := vals.Len()
-	offsets := make([]int32, n+1)
-	var validity []byte
-	elems := vals
-	if vals.NullN() > 0 {
-		validity = make([]byte, bitutil.BytesForBits(int64(n)))
-		ib := array.NewInt64Builder(mem)
-		defer ib.Release()
-		for i := range n {
-			if vals.IsValid(i) {
-				bitutil.SetBit(validity, i)
-				ib.Append(int64(i))
-			}
-			offsets[i+1] = int32(ib.Len())
-		}
-		keep := ib.NewArray()
-		defer keep.Release()
-		if elems, err = compute.TakeArray(exec.WithAllocator(context.WithoutCancel(ctx), mem), vals, keep); err != nil {
-			return nil, err
-		}
-		defer elems.Release()
-	} else {
-		for i := range n {
-			offsets[i+1] = int32(i + 1)
-		}
+	offsets := make([]int32, vals.Len()+1)
+	for i := range vals.Len() {
+		offsets[i+1] = int32(i + 1)
 	}
-	var vb *memory.Buffer
-	if validity != nil {
-		vb = memory.NewBufferBytes(validity)
+	l := newList(want, vals, offsets, vals) // a null spans its null value
+	if l.NullN() == 0 {
+		return l, nil
 	}
-	data := array.NewData(want, n, []*memory.Buffer{vb, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets))}, []arrow.ArrayData{elems.Data()}, vals.NullN(), 0)
-	defer data.Release()
-	return array.MakeFromData(data), nil
+	defer l.Release()
+	return plainList(ctx, mem, l) // which leaves out what null rows span
 }
 
 // rowOfValue turns a row error at an element of l's values into one at
