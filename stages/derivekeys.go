@@ -62,16 +62,9 @@ func setKeys(d config.Derivation) []string {
 // argKeys returns the keys a registered args text names after its
 // bracketed argument list: each comma-separated item's leading word
 // ("value: separator" gives value). Commas inside brackets or angle
-// brackets belong to their item.
+// brackets belong to their item, so the argument list is an item of its
+// own, one that starts with no word.
 func argKeys(args string) []string {
-	rest := strings.TrimSpace(args)
-	if strings.HasPrefix(rest, "[") {
-		end := closing(rest)
-		if end < 0 {
-			return nil
-		}
-		rest = rest[end+1:]
-	}
 	var keys []string
 	depth, start := 0, 0
 	item := func(s string) {
@@ -84,37 +77,19 @@ func argKeys(args string) []string {
 			keys = append(keys, s[:n])
 		}
 	}
-	for i := 0; i < len(rest); i++ {
-		switch rest[i] {
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
 		case '[', '<':
 			depth++
 		case ']', '>':
 			depth--
 		case ',':
 			if depth == 0 {
-				item(rest[start:i])
+				item(args[start:i])
 				start = i + 1
 			}
 		}
 	}
-	item(rest[start:])
+	item(args[start:])
 	return keys
-}
-
-// closing returns the index of the ']' that closes the '[' s starts
-// with, or -1.
-func closing(s string) int {
-	depth := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '[':
-			depth++
-		case ']':
-			depth--
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	return -1
 }
