@@ -83,22 +83,27 @@ func (r *Rejects) AddRow(b arrow.RecordBatch, i int, rule, column, reason string
 	r.Add(Reject{Rule: rule, Column: column, Reason: reason, File: FileOf(b, i), Line: LineOf(b, i), Row: RowJSON(b, i)})
 }
 
-// RowError is an error at one input row that stops the run. A stage
-// sets Line, and File when its batch has a FileColumn; for an input of
-// one file, WithFile fills File in from the chunk's Rejects.
+// RowError is an error at a place in an input that stops the run: a
+// file, a line of it, or both. A source sets File (and Line where it
+// knows it); a stage sets Line, and File when its batch has a
+// FileColumn; for an input of one file, WithFile fills File in from the
+// chunk's Rejects.
 type RowError struct {
 	File string
 	Line int64
 	Err  error
 }
 
-// Error gives file:line: cause, or line N: cause while the file is
-// unknown.
+// Error gives file:line: cause, file: cause while the line is unknown,
+// or line N: cause while the file is.
 func (e *RowError) Error() string {
-	if e.File == "" {
+	switch {
+	case e.File == "":
 		return fmt.Sprintf("line %d: %v", e.Line, e.Err)
+	case e.Line > 0:
+		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
 	}
-	return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+	return fmt.Sprintf("%s: %v", e.File, e.Err)
 }
 
 // Unwrap returns the cause.

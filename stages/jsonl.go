@@ -37,23 +37,9 @@ var (
 	ErrCorrupt = errors.New("unreadable input")
 )
 
-// DecodeError is a problem at a place in an input file.
-type DecodeError struct {
-	File string
-	Line int64
-	Err  error
-}
-
-// Error gives file:line: cause (file: cause when the line is unknown).
-func (e *DecodeError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
-	}
-	return fmt.Sprintf("%s: %v", e.File, e.Err)
-}
-
-// Unwrap returns the sentinel-wrapping cause.
-func (e *DecodeError) Unwrap() error { return e.Err }
+// DecodeError is a problem at a place in an input file: the pipeline's
+// RowError, which stages also use for the rows they stop at.
+type DecodeError = pipeline.RowError
 
 // JSONColumn is one declared column of a JSON Lines input.
 type JSONColumn struct {
