@@ -267,7 +267,7 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 		defer closeSpill()
 		if setMemoryLimit && cfg.MemoryLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
 			defer adaptiveMemoryLimit(cfg.MemoryLimit, 250*time.Millisecond, func(limit int64, share float64) {
-				log.Info("memory limit raised: the live data does not fit under it", "memory_limit", limit, "gc_and_scavenge_cpu_share", math.Round(share*100)/100)
+				log.Info("memory limit raised: the live data does not fit under it", "memory_limit", limit, "gc_and_scavenge_cpu_share", roundTo(share, 2))
 			})()
 		}
 		if opts.Data == "" {
