@@ -820,8 +820,6 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// libraryVersions reports the versions of the libraries that shape the
-// output bytes.
 // buildRev is the commit the Makefile builds from ("1a2b3c4d5e6f", with
 // "-dirty" for uncommitted changes), set with -ldflags -X: go build's own
 // record of it is off where GOFLAGS has -buildvcs=false.
@@ -860,6 +858,8 @@ func stampedVersion(v string) string {
 	return v
 }
 
+// libraryVersions reports the versions of the libraries that shape the
+// output bytes.
 func libraryVersions() map[string]string {
 	out := map[string]string{"go": runtime.Version()}
 	bi, ok := debug.ReadBuildInfo()
