@@ -31,19 +31,13 @@ var escU = []byte(`\u`)
 // Python's json module and many others escape every non-ASCII character,
 // and fastjson decodes each such escape with strconv and a string
 // conversion: on CrowdRAG-25's texts that was a tenth of the decoding.
-func inlineEscapes(dst, ln []byte) []byte {
-	dst, _ = inlineEscapesLone(dst, ln)
-	return dst
-}
-
-// inlineEscapesLone is inlineEscapes that also reports whether a string
-// of ln holds a \uXXXX escape of a UTF-16 surrogate that is not half of
-// a valid pair: no character, which fastjson keeps as the escape's text
-// or turns into U+FFFD.
-func inlineEscapesLone(dst, ln []byte) ([]byte, bool) {
+//
+// lone reports whether a string of ln holds a \uXXXX escape of a UTF-16
+// surrogate that is not half of a valid pair: no character, which
+// fastjson keeps as the escape's text or turns into U+FFFD.
+func inlineEscapes(dst, ln []byte) (out []byte, lone bool) {
 	s := ln
 	in := false // inside a string
-	lone := false
 	for {
 		j := bytes.IndexByte(s, '\\')
 		if j < 0 {

@@ -29,7 +29,7 @@ func TestInlineEscapes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := []byte(tt.in)
-			if got := string(inlineEscapes(nil, in)); got != tt.want {
+			if got, _ := inlineEscapes(nil, in); string(got) != tt.want {
 				t.Errorf("inlineEscapes(%s) = %s, want %s", tt.in, got, tt.want)
 			}
 		})
@@ -84,7 +84,7 @@ func FuzzInlineEscapes(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		in := []byte(s)
-		out := inlineEscapes(nil, in)
+		out, _ := inlineEscapes(nil, in)
 		var p1, p2 fastjson.Parser
 		v1, err1 := p1.ParseBytes(in)
 		v2, err2 := p2.ParseBytes(out)
@@ -152,7 +152,7 @@ func BenchmarkInlineEscapes(b *testing.B) {
 		dst = append(dst[:0], line...)
 		copyNs += float64(time.Since(start))
 		start = time.Now()
-		dst = inlineEscapes(dst[:0], line)
+		dst, _ = inlineEscapes(dst[:0], line)
 		escNs += float64(time.Since(start))
 	}
 	n := float64(b.N)

@@ -448,7 +448,7 @@ func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Reje
 		src := ln
 		lone := false // a string holds half a surrogate pair
 		if bytes.Contains(ln, escU) {
-			esc, lone = inlineEscapesLone(esc[:0], ln)
+			esc, lone = inlineEscapes(esc[:0], ln)
 			src = esc
 		}
 		v, err := p.ParseBytes(src)
