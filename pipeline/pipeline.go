@@ -103,7 +103,10 @@ type Namer interface {
 
 // Sink receives the table's batches in input order, from one goroutine.
 type Sink interface {
-	// Write borrows b.
+	// Write borrows b. An error about one row of b should be a
+	// *RowError, returned unwrapped, with the row's file when b has a
+	// FileColumn and its line: the pipeline fills in the file of an
+	// input of one file.
 	Write(ctx context.Context, b arrow.RecordBatch) error
 	// Reject records rejected rows.
 	Reject(ctx context.Context, rs []Reject) error

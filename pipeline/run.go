@@ -268,7 +268,7 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 			}
 			if e.batch != nil && e.batch.NumRows() > 0 {
 				if err := t.Sink.Write(gctx, e.batch); err != nil {
-					return fmt.Errorf("table %s: %w", t.Name, err)
+					return fmt.Errorf("table %s: %w", t.Name, WithFile(err, e.rej.File))
 				}
 				written.Add(e.batch.NumRows())
 				if t.Progress != nil {

@@ -130,12 +130,18 @@ type collect struct {
 	vals    []int64
 	rejects []pipeline.Reject
 	failAt  int64
+	// rowErr makes the failure at failAt an error about that row, with
+	// its line and no file (as sinks.Table reports a partition value).
+	rowErr bool
 }
 
 func (c *collect) Write(_ context.Context, b arrow.RecordBatch) error {
 	v := b.Column(0).(*array.Int64)
 	for i := 0; i < v.Len(); i++ {
 		if c.failAt != 0 && v.Value(i) == c.failAt {
+			if c.rowErr {
+				return &pipeline.RowError{Line: pipeline.LineOf(b, i), Err: errors.New("bad partition value")}
+			}
 			return errors.New("disk full")
 		}
 		c.vals = append(c.vals, v.Value(i))
@@ -217,6 +223,12 @@ func TestRunErrors(t *testing.T) {
 			want: "disk full",
 		},
 		{
+			name: "a sink's error about a row names the input file",
+			src:  func(m memory.Allocator) pipeline.Source { return &counter{n: 5000, rows: 10, mem: m} },
+			sink: &collect{failAt: 1234, rowErr: true},
+			want: "table t: mem:1234: bad partition value",
+		},
+		{
 			name:   "a silently dropped row fails the accounting",
 			src:    func(m memory.Allocator) pipeline.Source { return &counter{n: 50, rows: 10, mem: m} },
 			stages: []pipeline.Stage{dropFirst{}},
@@ -232,7 +244,7 @@ func TestRunErrors(t *testing.T) {
 				if sink == nil {
 					sink = &collect{}
 				} else {
-					sink = &collect{failAt: sink.failAt}
+					sink = &collect{failAt: sink.failAt, rowErr: sink.rowErr}
 				}
 				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 				defer cancel()

@@ -161,10 +161,13 @@ func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 		if len(t.partIdx) > 0 {
 			var err error
 			if pk, err = t.partitioner.Of(b, i); err != nil {
-				if f := pipeline.FileOf(b, i); f != "" {
-					return fmt.Errorf("%s:%d: %w", f, pipeline.LineOf(b, i), err)
+				// A batch without file or line columns (written by hand,
+				// not by a pipeline) can only name its row.
+				f, line := pipeline.FileOf(b, i), pipeline.LineOf(b, i)
+				if f == "" && line <= 0 {
+					return fmt.Errorf("row %d: %w", i+1, err)
 				}
-				return fmt.Errorf("row %d: %w", i+1, err)
+				return &pipeline.RowError{File: f, Line: line, Err: err}
 			}
 		}
 		// A run of rows of one partition gets one *Partition: the row

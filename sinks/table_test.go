@@ -850,7 +850,9 @@ func TestPartitionValueErrorNamesRow(t *testing.T) {
 		name, rows, want string
 	}{
 		{"with its file", `[{"id": "a", "dim": "ok", "_file": "in.jsonl", "_line": 6}, {"id": "b", "dim": "` + long + `", "_file": "in.jsonl", "_line": 7}]`, "in.jsonl:7: bad partition value"},
-		{"without a file", `[{"id": "a", "dim": "ok", "_line": 6}, {"id": "b", "dim": "` + long + `", "_line": 7}]`, "row 2: bad partition value"},
+		// An input of one file has lines but no file column: the error
+		// is a pipeline.RowError, whose file the pipeline fills in.
+		{"with its line only", `[{"id": "a", "dim": "ok", "_line": 6}, {"id": "b", "dim": "` + long + `", "_line": 7}]`, "line 7: bad partition value"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -870,4 +872,21 @@ func TestPartitionValueErrorNamesRow(t *testing.T) {
 			}
 		})
 	}
+	t.Run("without file or line", func(t *testing.T) {
+		bare := arrow.NewSchema(schema.Fields()[:2], nil)
+		sink, err := NewTable(t.TempDir(), "t", bare, []string{"dim"}, config.DefaultWriter, mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _, err := array.RecordFromJSON(mem, bare, strings.NewReader(`[{"id": "a", "dim": "ok"}, {"id": "b", "dim": "`+long+`"}]`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = sink.Write(t.Context(), b)
+		b.Release()
+		sink.Abort()
+		if err == nil || !strings.Contains(err.Error(), "row 2: bad partition value") || !errors.Is(err, ErrPartitionValue) {
+			t.Errorf("error %v, want it to name row 2", err)
+		}
+	})
 }
