@@ -445,7 +445,16 @@ type Derivation struct {
 	Digits *int `yaml:"digits"`
 	// When restricts the derivation to some rows; it is null elsewhere.
 	When *When `yaml:"when"`
+
+	// keys are the keys the item names in the file (Load sets them).
+	keys []string
 }
+
+// Keys returns the keys the derivation's item names in the config file,
+// in file order (a merged map's included), so that a key set to its
+// zero (min: 0) is told from one left out; nil for a Derivation that
+// was not loaded from a file.
+func (d Derivation) Keys() []string { return d.keys }
 
 // DatasetIDs returns the dataset ids in file order.
 func (c *Config) DatasetIDs() []string { return c.order }

@@ -179,7 +179,8 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// recordOrder notes the file order of the maps whose order matters.
+// recordOrder notes the file order of the maps whose order matters, and
+// the keys each derive item names.
 func (c *Config) recordOrder() {
 	top := c.root.Content[0]
 	ds := mapValue(top, "datasets")
@@ -192,6 +193,26 @@ func (c *Config) recordOrder() {
 		dn := mapValue(ds, id)
 		d.inputOrder = mapKeys(mapValue(dn, "inputs"))
 		d.tableOrder = mapKeys(mapValue(dn, "tables"))
+		tn := mapValue(dn, "tables")
+		for _, name := range d.tableOrder {
+			t := d.Tables[name]
+			if t == nil {
+				continue
+			}
+			steps := deref(mapValue(mapValue(tn, name), "steps"))
+			for i := range t.Steps {
+				if steps == nil || steps.Kind != yaml.SequenceNode || i >= len(steps.Content) {
+					break
+				}
+				items := deref(mapValue(steps.Content[i], "derive"))
+				for j := range t.Steps[i].Derive {
+					if items == nil || items.Kind != yaml.SequenceNode || j >= len(items.Content) {
+						break
+					}
+					t.Steps[i].Derive[j].keys = mapKeys(items.Content[j])
+				}
+			}
+		}
 	}
 }
 

@@ -37,12 +37,22 @@ func keysApply(d config.Derivation, args string) error {
 	return fmt.Errorf("%s %s not apply to %s (it reads %s)", strings.Join(wrong, " and "), verb, d.Fn, reads)
 }
 
-// setKeys lists the keys of d, besides name, fn, args, replace and
-// when, that hold a value other than their zero, in config.Derivation's
-// order. A key set to its zero (min: 0) is not told apart from one left
-// out.
+// setKeys lists the keys of d besides name, fn, args, replace and when:
+// those its config item names (config.Derivation.Keys), or, for a
+// Derivation not loaded from a file, those that hold a value other than
+// their zero, in config.Derivation's order.
 func setKeys(d config.Derivation) []string {
 	var out []string
+	if keys := d.Keys(); keys != nil {
+		for _, k := range keys {
+			switch k {
+			case "name", "fn", "args", "replace", "when":
+			default:
+				out = append(out, k)
+			}
+		}
+		return out
+	}
 	add := func(set bool, key string) {
 		if set {
 			out = append(out, key)

@@ -54,6 +54,9 @@ func TestSetKeysCoversDerivation(t *testing.T) {
 	var want []string
 	typ := reflect.TypeOf(config.Derivation{})
 	for i := range typ.NumField() {
+		if !typ.Field(i).IsExported() {
+			continue
+		}
 		tag := strings.Split(typ.Field(i).Tag.Get("yaml"), ",")[0]
 		switch tag {
 		case "name", "fn", "args", "replace", "when":
@@ -76,6 +79,9 @@ func everyKeySet(t *testing.T) config.Derivation {
 	var d config.Derivation
 	v := reflect.ValueOf(&d).Elem()
 	for i := range v.NumField() {
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
 		f := v.Field(i)
 		switch f.Kind() {
 		case reflect.String:

@@ -224,6 +224,9 @@ func TestCommandErrors(t *testing.T) {
 	deriveKey := filepath.Join(dir, "derive.yaml")
 	os.WriteFile(deriveKey, bytes.Replace(src, nWords, []byte("{name: n_words, fn: n_words, args: [cleaned_text], by: [topic]}"), 1), 0o644)
 	nWordsLine := bytes.Count(src[:bytes.Index(src, nWords)], []byte("\n")) + 1
+	// Keys set to their zero are keys all the same.
+	zeroKeys := filepath.Join(dir, "zero.yaml")
+	os.WriteFile(zeroKeys, bytes.Replace(src, nWords, []byte("{name: n_words, fn: n_words, args: [cleaned_text], min: 0, grouped: false}"), 1), 0o644)
 	tests := []struct {
 		name string
 		args []string
@@ -242,6 +245,8 @@ func TestCommandErrors(t *testing.T) {
 			[]string{filepath.Join(dir, "crowdrag25", "ratings.jsonl.gz") + " does not exist", "--data"}},
 		{"a derive key the function does not read", []string{"check", "--config", deriveKey, "--data", "../../testdata"}, 2,
 			[]string{fmt.Sprintf("derive.yaml:%d: ", nWordsLine), ".derive[2]: n_words: by does not apply to n_words (it reads only its args)"}},
+		{"a derive key set to its zero", []string{"check", "--config", zeroKeys, "--data", "../../testdata"}, 2,
+			[]string{fmt.Sprintf("zero.yaml:%d: ", nWordsLine), ".derive[2]: n_words: min and grouped do not apply to n_words (it reads only its args)"}},
 		{"unknown dataset", []string{"run", "--config", "../../pipeline.yaml", "--only", "nope"}, 2, []string{"no such dataset", "crowdrag25"}},
 		{"unknown flag", []string{"run", "--wrokers", "2"}, 2, []string{"unknown flag", "--help"}},
 		{"missing config", []string{"check", "--config", filepath.Join(dir, "none.yaml")}, 2, []string{"none.yaml"}},
