@@ -208,7 +208,7 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 		}
 	}
 	if len(missing) > 0 {
-		return &DecodeError{File: s.Name, Err: fmt.Errorf("%w: the file has no %s (it has %d columns: %s)", ErrMissingColumns, strings.Join(missing, ", "), len(fs.Fields()), strings.Join(fieldNames(fs), ", "))}
+		return &DecodeError{File: s.Name, Err: fmt.Errorf("%w: the file has no %s (it has %d columns: %s)", ErrMissingColumns, strings.Join(missing, ", "), len(fs.Fields()), strings.Join(arrowx.FieldNames(fs), ", "))}
 	}
 	s.mu.Lock()
 	s.absent, s.shaped = absent, shaped
@@ -402,14 +402,6 @@ func (s *ParquetFile) recoverCorrupt(err *error) {
 	if r := recover(); r != nil {
 		*err = &DecodeError{File: s.Name, Err: fmt.Errorf("%w: the Parquet reader failed: %v", ErrCorrupt, r)}
 	}
-}
-
-func fieldNames(s *arrow.Schema) []string {
-	out := make([]string, 0, s.NumFields())
-	for _, f := range s.Fields() {
-		out = append(out, f.Name)
-	}
-	return out
 }
 
 func leafColumns(f pqarrow.SchemaField) []int {

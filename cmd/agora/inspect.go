@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/spf13/cobra"
 
+	"github.com/agora-etl/agora/internal/arrowx"
 	"github.com/agora-etl/agora/config"
 	"github.com/agora-etl/agora/sinks"
 )
@@ -253,7 +254,7 @@ func inspectPath(ctx context.Context, root string, head int) (*InspectReport, er
 				colIdx[f.Name] = i
 			}
 		} else if !schema.Equal(sc) {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%s has another schema than the first file: columns %s", p, strings.Join(fieldNames(sc), ", ")))
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s has another schema than the first file: columns %s", p, strings.Join(arrowx.FieldNames(sc), ", ")))
 		}
 		fi, _ := os.Stat(p)
 		f := InspectFile{Path: p, Partition: vals, Rows: md.NumRows, RowGroups: md.NumRowGroups(), Bytes: fi.Size()}
@@ -308,15 +309,6 @@ func inspectPath(ctx context.Context, root string, head int) (*InspectReport, er
 		}
 	}
 	return rep, nil
-}
-
-// fieldNames lists a schema's column names.
-func fieldNames(sc *arrow.Schema) []string {
-	var out []string
-	for _, f := range sc.Fields() {
-		out = append(out, f.Name)
-	}
-	return out
 }
 
 // mustRel is p relative to root, or p itself.

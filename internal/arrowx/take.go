@@ -248,3 +248,12 @@ func ConcatBatches(mem memory.Allocator, s *arrow.Schema, bs []arrow.RecordBatch
 	}()
 	return array.NewRecordBatch(s, cols, rows), nil
 }
+
+// FieldNames returns the names of s's top-level fields, in order.
+func FieldNames(s *arrow.Schema) []string {
+	out := make([]string, 0, s.NumFields())
+	for _, f := range s.Fields() {
+		out = append(out, f.Name)
+	}
+	return out
+}
