@@ -19,8 +19,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/spf13/cobra"
 
-	"github.com/agora-etl/agora/internal/arrowx"
 	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/internal/arrowx"
 	"github.com/agora-etl/agora/sinks"
 )
 
