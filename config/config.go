@@ -39,8 +39,9 @@ type Config struct {
 	// over a quarter of the CPU agora uses in a quarter second, or over
 	// 12% of it for a second), agora raises the limit by a quarter, and
 	// logs it, rather than let them burn CPU. 0 means the default
-	// (270 MiB); -1 leaves the runtime's own setting. The GOMEMLIMIT
-	// environment variable, when set, wins.
+	// (270 MiB); -1 leaves the runtime's own setting; any other value
+	// must be at least 32 MiB. The GOMEMLIMIT environment variable, when
+	// set, wins.
 	MemoryLimit int64 `yaml:"memory_limit"`
 	// Writer holds the default Parquet writer settings.
 	Writer Writer `yaml:"writer"`
@@ -441,7 +442,8 @@ type Derivation struct {
 	// key whose rows come again after another key's fails the run.
 	Grouped bool `yaml:"grouped"`
 	// Digits rounds a numeric result to this many decimals, the way
-	// Python's round does (-1: no rounding).
+	// Python's round does. Left out, or -1: no rounding (so a mean of
+	// tenths may print as -0.14999999999999997).
 	Digits *int `yaml:"digits"`
 	// When restricts the derivation to some rows; it is null elsewhere.
 	When *When `yaml:"when"`

@@ -108,7 +108,7 @@ func (c *Config) validateWriter(path string, w Writer, add addFunc) {
 		}
 	case "snappy":
 		if len(w.SharedPages) > 0 {
-			add(path+".shared_pages", ErrInvalid, "works with zstd only, and compression is snappy")
+			add(path+".shared_pages", ErrInvalid, "works with zstd only, and compression is snappy: leave shared_pages out (it only saves compressing a page twice)")
 		}
 	default:
 		add(path+".compression", ErrInvalid, "must be zstd or snappy (readable by Spark and DuckDB), got %q", w.Compression)
