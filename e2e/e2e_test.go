@@ -351,6 +351,9 @@ func TestRejectsReadByDuckDB(t *testing.T) {
 	short, _ := json.Marshal(votes[:4])
 	lines[2] = strings.Replace(lines[2], string(old), string(short), 1)
 	lines[3] = strings.Replace(lines[3], `"worker":[`, `"worker":"not a list","x":[`, 1)
+	// Line 5 holds bytes that are not UTF-8: its reject's row must still
+	// be text a reader accepts.
+	lines[4] = strings.Replace(lines[4], `"worker":["`, "\"worker\":[\"\xff\xfe", 1)
 	writeGzLines(t, filepath.Join(dir, "ratings.jsonl.gz"), lines)
 
 	out := t.TempDir()
@@ -363,31 +366,34 @@ func TestRejectsReadByDuckDB(t *testing.T) {
 			t.Errorf("%s: rows in %d ≠ written %d + rejected %d", tb.Name, tb.RowsIn, tb.Written, tb.Rejected)
 		}
 	}
-	rows, err := db.Query(`SELECT rule, coalesce("column", ''), reason, source_file, source_line FROM read_parquet('` + ds + `/_rejects/ratings/*.parquet') ORDER BY source_line, rule`)
+	rows, err := db.Query(`SELECT rule, coalesce("column", ''), reason, source_file, source_line, "row" FROM read_parquet('` + ds + `/_rejects/ratings/*.parquet') ORDER BY source_line, rule`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
 	var got []string
 	for rows.Next() {
-		var rule, col, reason, file string
+		var rule, col, reason, file, row string
 		var line int64
-		if err := rows.Scan(&rule, &col, &reason, &file, &line); err != nil {
+		if err := rows.Scan(&rule, &col, &reason, &file, &line, &row); err != nil {
 			t.Fatal(err)
+		}
+		if line == 5 && !strings.Contains(row, `\xff\xfe`) {
+			t.Errorf("line 5's row %q does not show its bytes", row)
 		}
 		if file != "crowdrag25/ratings.jsonl.gz" || reason == "" {
 			t.Errorf("reject without file or reason: %s %s %q", rule, file, reason)
 		}
 		got = append(got, fmt.Sprintf("%d:%s:%s", line, rule, col))
 	}
-	want := []string{"2:range:p_a", "3:list_length:votes", "4:type:worker"}
+	want := []string{"2:range:p_a", "3:list_length:votes", "4:type:worker", "5:type:worker"}
 	// The 4-vote row breaks equal_lengths before list_length can look at it.
 	want[1] = "3:equal_lengths:workers"
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("ratings rejects %v, want %v", got, want)
 	}
 	for _, tb := range m.Tables {
-		if tb.Name == "ratings" && (tb.Rejected != 3 || tb.RowsIn != tb.Written+3) {
+		if tb.Name == "ratings" && (tb.Rejected != 4 || tb.RowsIn != tb.Written+4) {
 			t.Errorf("ratings accounting: %+v", tb)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -72,9 +73,39 @@ func (r *Rejects) Add(x Reject) {
 		x.File = r.File
 	}
 	if len(x.Row) > MaxRejectRowBytes {
-		x.Row = x.Row[:MaxRejectRowBytes]
+		cut := MaxRejectRowBytes
+		for cut > 0 && !utf8.RuneStart(x.Row[cut]) {
+			cut-- // not inside a character
+		}
+		x.Row = x.Row[:cut]
 	}
+	// _rejects columns are UTF-8 strings, which readers check: a raw
+	// line or file name that is not UTF-8 keeps its other bytes, and each
+	// byte that is not shows as \xNN.
+	x.Rule, x.Column, x.Reason = ValidText(x.Rule), ValidText(x.Column), ValidText(x.Reason)
+	x.File, x.Row = ValidText(x.File), ValidText(x.Row)
 	r.list = append(r.list, x)
+}
+
+// ValidText returns s when it is valid UTF-8, else s with each byte that
+// does not belong to a valid character written as \xNN (as Go's %q
+// shows it), so that a reader that checks its strings can read it.
+func ValidText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		c, n := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && n == 1 {
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // AddRow records row i of b as rejected, reading its line from the

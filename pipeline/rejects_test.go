@@ -1,0 +1,37 @@
+package pipeline_test
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/agora-etl/agora/pipeline"
+)
+
+func TestRejectsKeepValidText(t *testing.T) {
+	long := strings.Repeat("a", pipeline.MaxRejectRowBytes-1) + "é" // é straddles the cut
+	tests := []struct {
+		name      string
+		in        pipeline.Reject
+		row, file string
+	}{
+		{"valid text is kept", pipeline.Reject{Row: `{"a": "é"}`, File: "in.jsonl"}, `{"a": "é"}`, "in.jsonl"},
+		{"invalid bytes show as \\xNN", pipeline.Reject{Row: "{\"id\": \"r2\xff\xfe\"}", File: "g\xff1"}, `{"id": "r2\xff\xfe"}`, `g\xff1`},
+		{"a cut row does not end inside a character", pipeline.Reject{Row: long}, strings.Repeat("a", pipeline.MaxRejectRowBytes-1), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r pipeline.Rejects
+			r.Add(tt.in)
+			got := r.List()[0]
+			if got.Row != tt.row || got.File != tt.file {
+				t.Errorf("row %q file %q, want %q and %q", got.Row, got.File, tt.row, tt.file)
+			}
+			for _, s := range []string{got.Rule, got.Column, got.Reason, got.File, got.Row} {
+				if !utf8.ValidString(s) {
+					t.Errorf("%q is not valid UTF-8", s)
+				}
+			}
+		})
+	}
+}
