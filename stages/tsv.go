@@ -188,8 +188,12 @@ func (s *TSVFolder) list() (files []string, skipped []string, others []FileSum, 
 			return nil, nil, nil, false, &DecodeError{File: path.Join(s.Name, n), Err: err}
 		}
 		switch {
+		case !utf8.ValidString(n):
+			return nil, nil, nil, false, &DecodeError{File: path.Join(s.Name, pipeline.ValidText(n)), Err: errors.New("the file name is not valid UTF-8, and file names go into the tables as text: rename the file")}
 		case fi.IsDir():
 			skipped = append(skipped, n+" (a folder)")
+		case !fi.Mode().IsRegular():
+			skipped = append(skipped, n+" (not a regular file)") // a FIFO would block the read
 		case strings.HasPrefix(n, "."):
 			skipped = append(skipped, n+" (hidden)")
 		case matchAny(s.Skip, n):

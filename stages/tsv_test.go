@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -153,6 +154,31 @@ func TestTSVFolderErrors(t *testing.T) {
 	s = &TSVFolder{Path: empty, Name: "chats", Skip: []string{"*.py"}, Columns: []TSVColumn{{Name: "id", Type: arrow.BinaryTypes.String}}}
 	if _, _, err := decodeTSV(t, s); err == nil || !strings.Contains(err.Error(), "no data files") {
 		t.Errorf("err = %v", err)
+	}
+	odd := t.TempDir()
+	os.WriteFile(filepath.Join(odd, "g\xff1"), []byte("id\n1\n"), 0o644)
+	s = &TSVFolder{Path: odd, Name: "chats", Columns: []TSVColumn{{Name: "id", Type: arrow.BinaryTypes.String}}}
+	if _, _, err := decodeTSV(t, s); err == nil || !strings.Contains(err.Error(), `chats/g\xff1: the file name is not valid UTF-8`) {
+		t.Errorf("a file name that is not UTF-8: err = %v", err)
+	}
+}
+
+// TestTSVFolderPassesFIFO: a FIFO in the folder is passed over with a
+// note, not opened (an open would wait for a writer forever).
+func TestTSVFolderPassesFIFO(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "g1"), []byte("id\n1\n"), 0o644)
+	if err := syscall.Mkfifo(filepath.Join(dir, "g2"), 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	s := &TSVFolder{Path: dir, Name: "chats", Columns: []TSVColumn{{Name: "id", Type: arrow.BinaryTypes.String}}}
+	rows, _, err := decodeTSV(t, s)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("rows %v, err %v", rows, err)
+	}
+	_, skipped, _, _, err := s.list()
+	if err != nil || len(skipped) != 1 || skipped[0] != "g2 (not a regular file)" {
+		t.Errorf("skipped %q, err %v", skipped, err)
 	}
 }
 

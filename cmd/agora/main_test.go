@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -224,6 +225,14 @@ func TestCommandErrors(t *testing.T) {
 	deriveKey := filepath.Join(dir, "derive.yaml")
 	os.WriteFile(deriveKey, bytes.Replace(src, nWords, []byte("{name: n_words, fn: n_words, args: [cleaned_text], by: [topic]}"), 1), 0o644)
 	nWordsLine := bytes.Count(src[:bytes.Index(src, nWords)], []byte("\n")) + 1
+	// An input that is a FIFO: its open would wait for a writer forever,
+	// where no signal reaches the run.
+	fifoData := filepath.Join(dir, "fifo")
+	os.MkdirAll(filepath.Join(fifoData, "crowdrag25"), 0o755)
+	fifo := filepath.Join(fifoData, "crowdrag25", "responses.jsonl.gz")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// Keys set to their zero are keys all the same.
 	zeroKeys := filepath.Join(dir, "zero.yaml")
 	os.WriteFile(zeroKeys, bytes.Replace(src, nWords, []byte("{name: n_words, fn: n_words, args: [cleaned_text], min: 0, grouped: false}"), 1), 0o644)
@@ -247,6 +256,8 @@ func TestCommandErrors(t *testing.T) {
 			[]string{fmt.Sprintf("derive.yaml:%d: ", nWordsLine), ".derive[2]: n_words: by does not apply to n_words (it reads only its args)"}},
 		{"a derive key set to its zero", []string{"check", "--config", zeroKeys, "--data", "../../testdata"}, 2,
 			[]string{fmt.Sprintf("zero.yaml:%d: ", nWordsLine), ".derive[2]: n_words: min and grouped do not apply to n_words (it reads only its args)"}},
+		{"an input that is a FIFO", []string{"check", "--config", "../../pipeline.yaml", "--data", fifoData, "--only", "crowdrag25"}, 1,
+			[]string{fifo + " is not a regular file or a folder (p---------)"}},
 		{"unknown dataset", []string{"run", "--config", "../../pipeline.yaml", "--only", "nope"}, 2, []string{"no such dataset", "crowdrag25"}},
 		{"unknown flag", []string{"run", "--wrokers", "2"}, 2, []string{"unknown flag", "--help"}},
 		{"missing config", []string{"check", "--config", filepath.Join(dir, "none.yaml")}, 2, []string{"none.yaml"}},

@@ -643,6 +643,10 @@ func statInputs(d *config.Dataset, dataRoot string) ([]inputStat, error) {
 			errs = append(errs, fmt.Errorf("input %s: %s does not exist (data root %q; set --data to the folder holding %s, or download it with agora fetch --data %s)", id, p, dataRoot, in.Path, dataRoot))
 		case err != nil:
 			errs = append(errs, fmt.Errorf("input %s: %w", id, err))
+		case !fi.Mode().IsRegular() && !fi.IsDir():
+			// A FIFO or a device would block the open, where no signal
+			// reaches the run.
+			errs = append(errs, fmt.Errorf("input %s: %s is not a regular file or a folder (%s)", id, p, fi.Mode().Type()))
 		default:
 			out = append(out, inputStat{id: id, rel: in.Path, path: p, info: fi})
 		}
