@@ -221,6 +221,35 @@ func TestJSONLinesDecode(t *testing.T) {
 	}
 }
 
+// TestJSONLinesTimestamps: a timestamp is an RFC 3339 string or epoch
+// milliseconds; milliseconds that do not fit in int64 microseconds are
+// rejected, not wrapped around.
+func TestJSONLinesTimestamps(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	input := `{"ts":"2024-01-01T00:00:00Z"}` + "\n" + `{"ts":1704067200000}` + "\n" + `{"ts":10000000000000000}` + "\n" + `{"ts":-9300000000000000}` + "\n" + `{"ts":253402300799000}` + "\n"
+	p := writeFile(t, "data.jsonl", []byte(input), false)
+	s := &JSONLines{Path: p, Name: "data.jsonl", Columns: []JSONColumn{{Name: "ts", Type: mustType(t, "timestamp")}}, BatchRows: 8, Mem: mem}
+	rows, rejects, err := decodeAll(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`{"ts":"2024-01-01T00:00:00Z"}`, `{"ts":"2024-01-01T00:00:00Z"}`, `{"ts":"9999-12-31T23:59:59Z"}`}
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+	var got []string
+	for _, r := range rejects {
+		got = append(got, r.Rule+":"+itoa(r.Line))
+		if !strings.Contains(r.Reason, "out of range") {
+			t.Errorf("reason %q", r.Reason)
+		}
+	}
+	if strings.Join(got, ",") != "type:3,type:4" {
+		t.Errorf("rejects %v, want type:3,type:4", got)
+	}
+}
+
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func fmtInt(n int64) string { return strconv.FormatInt(n, 10) }

@@ -158,6 +158,9 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 				if err != nil {
 					return 0, err
 				}
+				if n > math.MaxInt64/1000 || n < math.MinInt64/1000 {
+					return 0, fmt.Errorf("timestamp: %d epoch milliseconds is out of range (about 292,000 years either side of 1970)", n)
+				}
 				return n * 1000, nil
 			}
 			return 0, errType("timestamp (RFC 3339 string or epoch milliseconds)", v)
