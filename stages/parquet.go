@@ -482,6 +482,11 @@ func conform(ctx context.Context, mem memory.Allocator, a arrow.Array, want arro
 	if a.DataType().ID() == arrow.STRING && want.ID() == arrow.TIMESTAMP {
 		return isoTimestamps(mem, a.(*array.String))
 	}
+	if want.ID() == arrow.TIMESTAMP && arrow.IsInteger(a.DataType().ID()) {
+		// arrow-go's cast would take the integers as the declared unit
+		// (microseconds): seconds or milliseconds would land in 1970.
+		return nil, fmt.Errorf("the file has %s, want %s: an integer does not say its unit (seconds, milliseconds or microseconds since 1970); declare the column %s, or store it as a timestamp or an ISO 8601 string", a.DataType(), want, a.DataType())
+	}
 	if id := a.DataType().ID(); id == arrow.LARGE_LIST || id == arrow.FIXED_SIZE_LIST {
 		l, err := plainList(ctx, mem, a.(array.ListLike))
 		if err != nil {

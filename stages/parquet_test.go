@@ -528,6 +528,35 @@ func TestParquetConversionErrorNamesRow(t *testing.T) {
 	}
 }
 
+// TestConformIntegerTimestamp: integers where a timestamp is declared
+// stop the run (their unit is unknown), at the top and inside lists,
+// rather than being read as microseconds.
+func TestConformIntegerTimestamp(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	for _, tc := range []struct{ have, want string }{
+		{"int64", "timestamp"},
+		{"int32", "timestamp"},
+		{"list<int64>", "list<timestamp>"},
+	} {
+		t.Run(tc.have, func(t *testing.T) {
+			a, _, err := array.FromJSON(mem, mustType(t, tc.have), strings.NewReader(map[bool]string{true: `[[1704067200], null]`, false: `[1704067200, 17040672]`}[strings.HasPrefix(tc.have, "list")]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Release()
+			out, err := conform(t.Context(), mem, a, mustType(t, tc.want))
+			if err == nil {
+				out.Release()
+				t.Fatal("integers read as a timestamp")
+			}
+			if !strings.Contains(err.Error(), "an integer does not say its unit") {
+				t.Errorf("err = %v", err)
+			}
+		})
+	}
+}
+
 // TestConformListOfDictionary: a list of dictionary values (a pandas
 // categorical inside a list) converts to the declared list of strings;
 // arrow-go's list cast alone panicked on it.
