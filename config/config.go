@@ -186,7 +186,9 @@ type Input struct {
 
 // Column declares one input column.
 type Column struct {
-	// Name is the key in the input.
+	// Name is the key in the input. It may not start with _ (agora's
+	// own columns, _file and _line, do); a JSON key that does can be
+	// read through Aliases.
 	Name string `yaml:"name"`
 	// Type is a type expression such as string, int64, float64, bool,
 	// list<string> or list<struct<text:string,citations:list<string>>>.

@@ -99,6 +99,16 @@ func TestLoadBad(t *testing.T) {
 			is:   ErrInvalid,
 		},
 		{
+			file: "reserved_names.bad.yaml",
+			want: []string{
+				`reserved_names.bad.yaml:10: datasets.d.inputs.in.columns[1].name: invalid value: "_line" starts with _, which marks agora's own columns`,
+				`reserved_names.bad.yaml:14: datasets.d.inputs.chats.file_column: invalid value: "id" is a declared column too`,
+				`reserved_names.bad.yaml:20: datasets.d.inputs.more.file_column: invalid value: "_file" starts with _`,
+				`reserved_names.bad.yaml:28: datasets.d.tables.t.steps[0].derive[0].name: invalid value: "_note" starts with _`,
+			},
+			is: ErrInvalid,
+		},
+		{
 			file: "grouped_derive.bad.yaml",
 			want: []string{
 				"grouped_derive.bad.yaml:16: datasets.d.tables.t.steps[0].derive[0].grouped: invalid value: grouped applies to lag and fill_down, not occurrence",

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -208,6 +209,11 @@ func (c *Config) validateDataset(id string, d *Dataset, add addFunc) {
 	}
 }
 
+// reservedName is the error for a column name that starts with _: such
+// names are agora's own (_file and _line carry each row's source to
+// _rejects), and the writers leave them out of the tables.
+const reservedName = "%q starts with _, which marks agora's own columns (the row's source file and line, left out of the tables): rename it (for a JSON key, name the column otherwise and list the key in aliases)"
+
 func (c *Config) validateInput(p string, in *Input, add addFunc) {
 	if in == nil {
 		add(p, ErrRequired, "empty input")
@@ -246,6 +252,12 @@ func (c *Config) validateInput(p string, in *Input, add addFunc) {
 	if len(in.Columns) == 0 {
 		add(p+".columns", ErrRequired, "declare the columns to read")
 	}
+	if strings.HasPrefix(in.FileColumn, "_") {
+		add(p+".file_column", ErrInvalid, reservedName, in.FileColumn)
+	}
+	if in.FileColumn != "" && slices.ContainsFunc(in.Columns, func(c Column) bool { return c.Name == in.FileColumn }) {
+		add(p+".file_column", ErrInvalid, "%q is a declared column too: name the file column something else", in.FileColumn)
+	}
 	seen := map[string]bool{}
 	for i, col := range in.Columns {
 		cp := fmt.Sprintf("%s.columns[%d]", p, i)
@@ -253,6 +265,8 @@ func (c *Config) validateInput(p string, in *Input, add addFunc) {
 			add(cp+".name", ErrRequired, "column name")
 		} else if seen[col.Name] {
 			add(cp+".name", ErrInvalid, "duplicate column %q", col.Name)
+		} else if strings.HasPrefix(col.Name, "_") {
+			add(cp+".name", ErrInvalid, reservedName, col.Name)
 		}
 		seen[col.Name] = true
 		if col.Type == "" {
@@ -329,6 +343,8 @@ func (c *Config) validateStep(p string, d *Dataset, s Step, add addFunc) {
 			dp := fmt.Sprintf("%s.derive[%d]", p, i)
 			if dv.Name == "" {
 				add(dp+".name", ErrRequired, "name the new column")
+			} else if strings.HasPrefix(dv.Name, "_") {
+				add(dp+".name", ErrInvalid, reservedName, dv.Name)
 			}
 			if dv.Fn == "" {
 				add(dp+".fn", ErrRequired, "name the derivation")
