@@ -70,17 +70,23 @@ type ParquetFile struct {
 	extra  []arrow.Field
 	absent []string // optional columns the file lacks, in declared order
 	shaped []string // notes of columns read into another shape (reshape)
+	// uncarried are the file's columns CarryExtra leaves out: their
+	// names start with _, as agora's own columns' do.
+	uncarried []string
 }
 
-// Notes reports the optional columns the file lacks and the columns read
+// Notes reports the optional columns the file lacks, the columns read
 // into another shape than the file's (a list as its one value, a value as
-// a list of one).
+// a list of one) and the file's columns CarryExtra leaves out.
 func (s *ParquetFile) Notes() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var notes []string
 	if len(s.absent) > 0 {
 		notes = append(notes, fmt.Sprintf("%s has no %s (declared optional: read as nulls)", s.Name, strings.Join(s.absent, ", ")))
+	}
+	if len(s.uncarried) > 0 {
+		notes = append(notes, fmt.Sprintf("%s: %s not carried (a name that starts with _ is agora's own)", s.Name, strings.Join(s.uncarried, ", ")))
 	}
 	return append(notes, s.shaped...)
 }
@@ -112,6 +118,12 @@ func (s *ParquetFile) Schema() (*arrow.Schema, error) {
 			declared[c.Name] = true
 		}
 		for _, f := range fs.Fields() {
+			if strings.HasPrefix(f.Name, "_") {
+				// agora's own names (_line): the writers leave such
+				// columns out anyway.
+				s.uncarried = append(s.uncarried, f.Name)
+				continue
+			}
 			if !declared[f.Name] {
 				f.Nullable = true
 				s.extra = append(s.extra, f)

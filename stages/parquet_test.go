@@ -159,6 +159,44 @@ func TestParquetFileErrors(t *testing.T) {
 	}
 }
 
+// TestParquetCarryLeavesReservedNames: with extra_columns: carry, a
+// file column named like agora's own (_line) is left out with a note,
+// and the rows' lines are still their rows in the file.
+func TestParquetCarryLeavesReservedNames(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.BinaryTypes.String}, {Name: "_line", Type: arrow.PrimitiveTypes.Int64}, {Name: "other", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b, _, err := array.RecordFromJSON(mem, sc, strings.NewReader(`[{"id": "a", "_line": 999, "other": 1}, {"id": "b", "_line": 998, "other": 2}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := writeParquetFile(t, "c.parquet", b, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps())
+	b.Release()
+	s := &ParquetFile{Path: p, Name: "c.parquet", CarryExtra: true, Mem: mem, Columns: []ParquetColumn{{Name: "id", Type: mustType(t, "string")}}}
+	var got []string
+	err = s.Chunks(t.Context(), func(c pipeline.Chunk) error {
+		defer c.Batch.Release()
+		out, err := s.Decode(t.Context(), c, &pipeline.Rejects{})
+		if err != nil {
+			return err
+		}
+		defer out.Release()
+		for i := range int(out.NumRows()) {
+			got = append(got, fmtInt(pipeline.LineOf(out, i))+" "+pipeline.RowJSON(out, i))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `1 {"id":"a","other":1} 2 {"id":"b","other":2}`; strings.Join(got, " ") != want {
+		t.Errorf("rows %q, want %q", strings.Join(got, " "), want)
+	}
+	if notes := strings.Join(s.Notes(), "; "); !strings.Contains(notes, "c.parquet: _line not carried") {
+		t.Errorf("notes %q", notes)
+	}
+}
+
 // openFiles counts the process's open file descriptors (Linux only).
 func openFiles(t *testing.T) int {
 	t.Helper()
