@@ -67,6 +67,20 @@ func (r *Rejects) Merge(o *Rejects) {
 	r.flags = append(r.flags, o.flags...)
 }
 
+// fillFile sets file as r's File, and as the File of the rejects already
+// recorded, where they have none.
+func (r *Rejects) fillFile(file string) {
+	if r.File != "" || file == "" {
+		return
+	}
+	r.File = file
+	for i := range r.list {
+		if r.list[i].File == "" {
+			r.list[i].File = ValidText(file)
+		}
+	}
+}
+
 // Add records a reject as given.
 func (r *Rejects) Add(x Reject) {
 	if x.File == "" {

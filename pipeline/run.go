@@ -241,6 +241,11 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 			}
 		}()
 		var next int64
+		// inputFile is the one file the chunks came from ("" for several):
+		// what holding stages emit at the end names it, as their input's
+		// rows did.
+		var inputFile string
+		files := 0
 		emit := func(e *envelope, from int) error {
 			defer e.release()
 			if from > 0 && nparallel+from == t.CountAfter {
@@ -295,6 +300,12 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 				}
 				delete(pending, next)
 				next++
+				switch {
+				case files == 0:
+					inputFile, files = e.rej.File, 1
+				case files == 1 && e.rej.File != inputFile:
+					inputFile, files = "", 2
+				}
 				err := emit(e, 0)
 				<-tokens
 				if err != nil {
@@ -314,6 +325,7 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 			if f, ok := s.(StreamFlusher); ok {
 				var emitErr error
 				err := f.FlushTo(gctx, func(b arrow.RecordBatch, rej *Rejects) error {
+					rej.fillFile(inputFile)
 					emitErr = emit(&envelope{batch: b, rej: rej}, j+1)
 					return emitErr
 				})
@@ -321,7 +333,7 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 					return emitErr
 				}
 				if err != nil {
-					return fmt.Errorf("table %s: %s: %w", t.Name, stageName(s, nparallel+j), err)
+					return fmt.Errorf("table %s: %s: %w", t.Name, stageName(s, nparallel+j), WithFile(err, inputFile))
 				}
 				continue
 			}
@@ -329,10 +341,10 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 			if !ok {
 				continue
 			}
-			rej := &Rejects{}
+			rej := &Rejects{File: inputFile}
 			b, err := f.Flush(gctx, rej)
 			if err != nil {
-				return fmt.Errorf("table %s: %s: %w", t.Name, stageName(s, nparallel+j), err)
+				return fmt.Errorf("table %s: %s: %w", t.Name, stageName(s, nparallel+j), WithFile(err, inputFile))
 			}
 			if err := emit(&envelope{batch: b, rej: rej}, j+1); err != nil {
 				return err

@@ -332,6 +332,27 @@ func TestRunFlushesHoldingStages(t *testing.T) {
 	}
 }
 
+// TestRunFlushedRowsNameTheFile: rows a holding stage emits at the end
+// of an input of one file, and the rejects of the stages after it, name
+// that file, as the input's own rows do.
+func TestRunFlushedRowsNameTheFile(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sink := &collect{}
+	st, err := pipeline.Run(t.Context(), pipeline.Table{Name: "t", Source: &counter{n: 20, rows: 10, mem: mem}, Stages: []pipeline.Stage{&holder{mem: mem}, rejectOdd{mem: mem}}, Sink: sink, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Rejected != 10 || len(sink.rejects) != 10 {
+		t.Fatalf("stats %+v, %d rejects", st, len(sink.rejects))
+	}
+	for _, r := range sink.rejects {
+		if r.File != "mem" || r.Line == 0 {
+			t.Errorf("reject %+v does not name file mem and its line", r)
+		}
+	}
+}
+
 func TestWithFile(t *testing.T) {
 	tests := []struct {
 		name string

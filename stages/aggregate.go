@@ -52,6 +52,7 @@ type Aggregate struct {
 	in        *arrow.Schema // the columns read, then the row number (seq)
 	by        []int
 	line      int // the line column in in, or -1
+	file      int // the file column in in (a folder input's), or -1
 	seq       int // the row-number column in in: the last
 	aggs      []aggFn
 	schema    *arrow.Schema // what the aggregate emits
@@ -122,7 +123,7 @@ func NewAggregate(mem memory.Allocator, full *arrow.Schema, cfg *config.Aggregat
 		return nil, fmt.Errorf("aggregate: %q is a name agora keeps for itself", seqField)
 	}
 	// Read only the columns the aggregation needs.
-	need := map[string]bool{pipeline.LineColumn: true}
+	need := map[string]bool{pipeline.LineColumn: true, pipeline.FileColumn: true}
 	for _, b := range cfg.By {
 		need[b] = true
 	}
@@ -153,7 +154,7 @@ func newAggregate(mem memory.Allocator, in *arrow.Schema, keep []int, cfg *confi
 	if err != nil {
 		return nil, fmt.Errorf("aggregate: by: %w", err)
 	}
-	a := &Aggregate{mem: mem, cfg: cfg, in: in, keep: keep, by: by, sort: cfg.Sort, line: colIndex(in, pipeline.LineColumn),
+	a := &Aggregate{mem: mem, cfg: cfg, in: in, keep: keep, by: by, sort: cfg.Sort, line: colIndex(in, pipeline.LineColumn), file: -1,
 		seq: in.NumFields() - 1, level: level, memGroups: AggregateMemGroups, index: map[keyHash]int{}}
 	if cfg.Grouped && level == 0 {
 		if cfg.Sort {
@@ -168,6 +169,13 @@ func newAggregate(mem memory.Allocator, in *arrow.Schema, keep []int, cfg *confi
 		fields = append(fields, in.Field(c))
 	}
 	fields = append(fields, arrow.Field{Name: pipeline.LineColumn, Type: arrow.PrimitiveTypes.Int64})
+	if a.line >= 0 {
+		// A group's row names the file and line of its first row, for
+		// the rejects of the steps after.
+		if a.file = colIndex(in, pipeline.FileColumn); a.file >= 0 {
+			fields = append(fields, in.Field(a.file))
+		}
+	}
 	for i, c := range cfg.Columns {
 		fn, err := newAggFn(mem, in, c)
 		if err != nil {
@@ -197,6 +205,9 @@ func (a *Aggregate) start() {
 	firstCols := append([]int(nil), a.by...)
 	if a.line >= 0 {
 		firstCols = append(firstCols, a.line)
+	}
+	if a.file >= 0 {
+		firstCols = append(firstCols, a.file)
 	}
 	firstCols = append(firstCols, a.seq)
 	a.firsts = newRowStore(a.mem, a.in, firstCols)

@@ -807,3 +807,36 @@ func TestAggregateNegativeZeroGroupsWithZero(t *testing.T) {
 		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestAggregateKeepsFirstRowsFile: a group's row names the file and line
+// of its first row (a folder input's rows carry their file), in memory
+// and through partition files, so the rejects of the steps after an
+// aggregate name their source.
+func TestAggregateKeepsFirstRowsFile(t *testing.T) {
+	s := tcSchema(t, "g:string", "v:int64", "_file:string", "_line:int64")
+	cfg := &config.Aggregate{By: []string{"g"}, Columns: []config.AggColumn{{Name: "n", Fn: "count"}}}
+	for _, groups := range []int{1 << 20, 1} {
+		t.Run(fmt.Sprintf("%d groups in memory", groups), func(t *testing.T) {
+			aggMemGroups(t, groups)
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			a := aggFeed(t, mem, s, cfg,
+				`[{"g":"x","v":1,"_file":"chats/a","_line":2},{"g":"y","v":2,"_file":"chats/b","_line":2}]`,
+				`[{"g":"x","v":3,"_file":"chats/b","_line":3},{"g":"z","v":4,"_file":"chats/c","_line":5}]`)
+			defer a.Close()
+			var got []string
+			err := a.FlushTo(t.Context(), func(b arrow.RecordBatch, _ *pipeline.Rejects) error {
+				defer b.Release()
+				for i := range int(b.NumRows()) {
+					got = append(got, fmt.Sprintf("%s:%d %s", pipeline.FileOf(b, i), pipeline.LineOf(b, i), pipeline.RowJSON(b, i)))
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{`chats/a:2 {"g":"x","n":2}`, `chats/b:2 {"g":"y","n":1}`, `chats/c:5 {"g":"z","n":1}`}
+			tcEqual(t, "rows", got, want)
+		})
+	}
+}
