@@ -22,6 +22,11 @@ var ErrPartitionValue = errors.New("bad partition value")
 // maxSegment is the longest directory name most file systems allow.
 const maxSegment = 255
 
+// maxPartitionPath is the longest the partition folders of a file may
+// be together, so that with the output folder, dataset, table and file
+// name a path stays within Linux's 4096 bytes (PATH_MAX).
+const maxPartitionPath = 2048
+
 // needsEscape reports whether Hive/Spark escape c in a path segment, plus
 // space (which DuckDB needs escaped) and '%' itself.
 func needsEscape(c byte) bool {
@@ -121,7 +126,11 @@ func PartitionPath(cols []string, vals []*string) (string, error) {
 		}
 		segs[i] = seg
 	}
-	return strings.Join(segs, "/"), nil
+	p := strings.Join(segs, "/")
+	if len(p) > maxPartitionPath {
+		return "", fmt.Errorf("%w: the partition folders (%s) come to %d bytes escaped; together they hold at most %d", ErrPartitionValue, strings.Join(cols, ", "), len(p), maxPartitionPath)
+	}
+	return p, nil
 }
 
 // Partition is a partition folder: its path ("col=value/...") and its

@@ -1,6 +1,7 @@
 package sinks
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -62,6 +63,21 @@ func TestEscapePartitionValue(t *testing.T) {
 func TestPartitionPathTooLong(t *testing.T) {
 	if _, err := PartitionPath([]string{"c"}, []*string{sp(strings.Repeat("é", 200))}); err == nil {
 		t.Fatal("a 400-byte directory name must be refused")
+	}
+	// Twenty folders of 240 bytes each: each fits, together they pass
+	// what a path may hold.
+	var cols []string
+	var vals []*string
+	for i := range 20 {
+		cols = append(cols, fmt.Sprintf("c%02d", i))
+		vals = append(vals, sp(strings.Repeat("x", 240)))
+	}
+	_, err := PartitionPath(cols, vals)
+	if !errors.Is(err, ErrPartitionValue) || !strings.Contains(err.Error(), "together they hold at most 2048") {
+		t.Fatalf("err = %v", err)
+	}
+	if p, err := PartitionPath(cols[:8], vals[:8]); err != nil || len(p) > maxPartitionPath {
+		t.Fatalf("eight folders: %d bytes, %v", len(p), err)
 	}
 }
 
