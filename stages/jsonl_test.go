@@ -133,6 +133,12 @@ func TestJSONLinesDecode(t *testing.T) {
 			rejects: []string{"decode:2"},
 		},
 		{
+			name:    "a number out of float64's range is rejected, not made infinite",
+			input:   `{"id":"a","p":1e400}` + "\n" + `{"id":"b","p":-1e400}` + "\n" + `{"id":"c","p":1e308}` + "\n",
+			want:    []string{`{"id":"c","n":null,"p":1e+308,"raw_text":null,"st":null,"tags":null}`},
+			rejects: []string{"type:1", "type:2"},
+		},
+		{
 			name:    "invalid UTF-8 is rejected",
 			input:   "{\"id\":\"\xff\xfe\"}\n",
 			rejects: []string{"type:1"},

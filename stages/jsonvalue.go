@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -113,8 +114,14 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 				// fastjson takes any run of digits, signs, dots and
 				// exponents as a number; one that does not parse would
 				// otherwise be stored as 0.
-				if _, err := v.Float64(); err != nil {
+				f, err := v.Float64()
+				if err != nil {
 					return fmt.Errorf("want number, got %s", v.String())
+				}
+				if math.IsInf(f, 0) && digitLiteral(v.String()) {
+					// 1e400: a number float64 cannot hold (an Infinity
+					// literal stays infinite).
+					return fmt.Errorf("%s is out of float64's range", v.String())
 				}
 				return nil
 			},
@@ -334,4 +341,11 @@ func integral(f float64) (int64, error) {
 		return 0, fmt.Errorf("want integer, got %s", strconv.FormatFloat(f, 'g', -1, 64))
 	}
 	return int64(f), nil
+}
+
+// digitLiteral reports whether a JSON number's text is digits (after an
+// optional minus), not a word such as NaN or Infinity.
+func digitLiteral(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	return s != "" && s[0] >= '0' && s[0] <= '9'
 }
