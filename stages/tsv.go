@@ -386,7 +386,11 @@ func (s *TSVFolder) layout(name string, line []byte) (*tsvLayout, error) {
 	}
 	cols := strings.Split(string(line), "\t")
 	pos := map[string]int{}
+	twice := map[string]bool{}
 	for i, c := range cols {
+		if _, ok := pos[c]; ok {
+			twice[c] = true
+		}
 		pos[c] = i
 	}
 	h := &tsvLayout{line: string(line), fields: len(cols)}
@@ -395,6 +399,10 @@ func (s *TSVFolder) layout(name string, line []byte) (*tsvLayout, error) {
 		i, ok := pos[c.Name]
 		if !ok {
 			missing = append(missing, c.Name)
+		}
+		if twice[c.Name] {
+			// Which of the two is the column? Readers disagree.
+			return nil, &DecodeError{File: name, Line: 1, Err: fmt.Errorf("%w: column %s comes twice", ErrHeader, c.Name)}
 		}
 		h.idx = append(h.idx, i)
 	}
@@ -497,6 +505,11 @@ func (s *TSVFolder) checkFields(idx []int, fields [][]byte) (int, error) {
 			_, err = strconv.ParseInt(string(f), 10, 64)
 		case arrow.FLOAT64:
 			_, err = strconv.ParseFloat(string(f), 64)
+			if err == nil && bytes.ContainsAny(f, "_xXpP") {
+				// Go's syntax (1_000, 0x1p4), not a number as Python
+				// or a spreadsheet writes it.
+				err = strconv.ErrSyntax
+			}
 		case arrow.BOOL:
 			_, err = strconv.ParseBool(string(f))
 		}

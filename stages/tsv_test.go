@@ -155,11 +155,42 @@ func TestTSVFolderErrors(t *testing.T) {
 	if _, _, err := decodeTSV(t, s); err == nil || !strings.Contains(err.Error(), "no data files") {
 		t.Errorf("err = %v", err)
 	}
+	dup := t.TempDir()
+	os.WriteFile(filepath.Join(dup, "g"), []byte("id\ttext\tid\n1\tx\t2\n"), 0o644)
+	s = &TSVFolder{Path: dup, Name: "chats", Columns: []TSVColumn{{Name: "id", Type: arrow.BinaryTypes.String}}}
+	if _, _, err := decodeTSV(t, s); err == nil || !strings.Contains(err.Error(), "chats/g:1: bad header: column id comes twice") {
+		t.Errorf("a header naming a column twice: err = %v", err)
+	}
 	odd := t.TempDir()
 	os.WriteFile(filepath.Join(odd, "g\xff1"), []byte("id\n1\n"), 0o644)
 	s = &TSVFolder{Path: odd, Name: "chats", Columns: []TSVColumn{{Name: "id", Type: arrow.BinaryTypes.String}}}
 	if _, _, err := decodeTSV(t, s); err == nil || !strings.Contains(err.Error(), `chats/g\xff1: the file name is not valid UTF-8`) {
 		t.Errorf("a file name that is not UTF-8: err = %v", err)
+	}
+}
+
+// TestTSVNumbers: floats as Python and spreadsheets write them (inf,
+// nan and Infinity included) are read; Go's own syntax (1_000, hex
+// floats) is not a number in a data file.
+func TestTSVNumbers(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "g"), []byte("id\tf\na\t1e-05\nb\t-inf\nc\tnan\nd\tInfinity\ne\t1_000\nf\t0x1p4\ng\t.5\n"), 0o644)
+	s := &TSVFolder{Path: dir, Name: "chats", Mem: mem, Columns: []TSVColumn{{Name: "id", Type: arrow.BinaryTypes.String}, {Name: "f", Type: arrow.PrimitiveTypes.Float64}}}
+	rows, rejects, err := decodeTSV(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 5 {
+		t.Errorf("rows %q", rows)
+	}
+	var got []string
+	for _, r := range rejects {
+		got = append(got, itoa(r.Line)+":"+r.Rule)
+	}
+	if strings.Join(got, " ") != "6:type 7:type" {
+		t.Errorf("rejects %v, want lines 6 and 7 (1_000 and 0x1p4)", got)
 	}
 }
 
