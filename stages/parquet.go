@@ -214,6 +214,10 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 			}
 			continue
 		}
+		if len(idx) > 1 {
+			// Which of them is the column? Readers disagree.
+			return &DecodeError{File: s.Name, Err: fmt.Errorf("the file has %d columns named %s: which one to read is not clear", len(idx), f.Name)}
+		}
 		leaves = append(leaves, leafColumns(fr.Manifest.Fields[idx[0]])...)
 		if have := fs.Field(idx[0]).Type; shapeDiffers(have, f.Type) {
 			shaped = append(shaped, fmt.Sprintf("%s: column %s is %s in the file, declared %s: %s", s.Name, f.Name, have, f.Type, shapeNote(have, f.Type)))

@@ -159,6 +159,27 @@ func TestParquetFileErrors(t *testing.T) {
 	}
 }
 
+// TestParquetDuplicateColumn: a file with two columns of a declared
+// name stops the run (it took the first without a word).
+func TestParquetDuplicateColumn(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.BinaryTypes.String}, {Name: "id", Type: arrow.BinaryTypes.String}}, nil)
+	sb := array.NewStringBuilder(mem)
+	sb.Append("a")
+	col := sb.NewArray()
+	sb.Release()
+	b := array.NewRecordBatch(sc, []arrow.Array{col, col}, 1)
+	col.Release()
+	p := writeParquetFile(t, "d.parquet", b, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps())
+	b.Release()
+	s := &ParquetFile{Path: p, Name: "d.parquet", Mem: mem, Columns: []ParquetColumn{{Name: "id", Type: mustType(t, "string")}}}
+	err := s.Chunks(t.Context(), func(c pipeline.Chunk) error { c.Batch.Release(); return nil })
+	if err == nil || !strings.Contains(err.Error(), "d.parquet: the file has 2 columns named id") {
+		t.Errorf("err = %v", err)
+	}
+}
+
 // TestParquetCarryLeavesReservedNames: with extra_columns: carry, a
 // file column named like agora's own (_line) is left out with a note,
 // and the rows' lines are still their rows in the file.
