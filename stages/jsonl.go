@@ -206,7 +206,9 @@ func (s *JSONLines) Chunks(ctx context.Context, emit func(pipeline.Chunk) error)
 			if errors.Is(err, io.EOF) {
 				return nil // a zero-byte .gz holds no lines
 			}
-			return s.errAt(0, fmt.Errorf("%w: gzip: %v", ErrCorrupt, err))
+			// klauspost's errors say gzip already ("gzip: invalid
+			// header"); say what it means for the file.
+			return s.errAt(0, fmt.Errorf("%w: not a gzip file, or a damaged one (%v)", ErrCorrupt, err))
 		}
 		defer zr.Close()
 		r = zr
@@ -229,7 +231,7 @@ func readError(name string, line int64, err error, maxBytes, maxLine int64) erro
 	case errors.Is(err, ErrLineTooLong):
 		err = fmt.Errorf("%w: longer than max_line_bytes (%d)", ErrLineTooLong, maxLine)
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		err = fmt.Errorf("%w: file ends early (truncated download?)", ErrCorrupt)
+		err = fmt.Errorf("%w: file ends early, or has bytes after its end (truncated or damaged download?)", ErrCorrupt)
 	default:
 		err = fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}

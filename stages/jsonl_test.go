@@ -276,7 +276,7 @@ func TestJSONLinesFileErrors(t *testing.T) {
 		want     string
 	}{
 		{name: "truncated gzip", data: gz.Bytes()[:gz.Len()/2], gzip: true, is: ErrCorrupt, want: "file ends early"},
-		{name: "not gzip at all", data: []byte("plain text"), gzip: true, is: ErrCorrupt},
+		{name: "not gzip at all", data: []byte("plain text"), gzip: true, is: ErrCorrupt, want: "not a gzip file, or a damaged one (gzip: invalid header)"},
 		{name: "line over max_line_bytes", data: []byte(`{"id":"` + strings.Repeat("y", 5000) + `"}` + "\n"), maxLine: 1000, is: ErrLineTooLong, want: "x.jsonl:1:"},
 		{name: "decompressed size over max_bytes", data: gz.Bytes(), gzip: true, maxBytes: 10000, is: ErrTooLarge},
 	}
