@@ -840,3 +840,24 @@ func TestAggregateKeepsFirstRowsFile(t *testing.T) {
 		})
 	}
 }
+
+// TestAggregateNamesInputColumns: a by or arg column the input lacks is
+// reported with the input's columns, not only those the aggregate reads.
+func TestAggregateNamesInputColumns(t *testing.T) {
+	s := tcSchema(t, "g:string", "v:int64", "_line:int64")
+	for _, tc := range []struct {
+		name string
+		cfg  *config.Aggregate
+		want string
+	}{
+		{"by", &config.Aggregate{By: []string{"file"}, Columns: []config.AggColumn{{Name: "n", Fn: "count"}}}, `aggregate: by: no column "file" (have g, v)`},
+		{"arg", &config.Aggregate{By: []string{"g"}, Columns: []config.AggColumn{{Name: "s", Fn: "sum", Args: []string{"w"}}}}, `aggregate: columns[0] s: no column "w" (have g, v)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewAggregate(memory.NewGoAllocator(), s, tc.cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
