@@ -358,6 +358,14 @@ func (s *TSVFolder) readFile(ctx context.Context, p, base string, layout **tsvLa
 			// A byte order mark (editors and spreadsheets on Windows write
 			// one) is not part of the first column's name.
 			line := bytes.TrimPrefix(bytes.TrimRight(c.Data[:i], "\r"), utf8BOM)
+			if len(line) == 0 && c.Rows == 1 {
+				// Only a byte order mark (or a blank line): as empty as a
+				// file of no bytes, which the listing passes over.
+				s.mu.Lock()
+				s.notes = append(s.notes, fmt.Sprintf("passed over %s (empty but for a byte order mark or blank line)", name))
+				s.mu.Unlock()
+				return nil
+			}
 			if *layout == nil || (*layout).line != string(line) {
 				l, err := s.layout(name, line)
 				if err != nil {

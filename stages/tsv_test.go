@@ -330,6 +330,9 @@ func TestTSVByteOrderMark(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a"), []byte("\xef\xbb\xbfid\ttext\n1\tone\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "b"), []byte("id\ttext\n2\ttwo\n"), 0o644)
+	// A file that is only a byte order mark is empty, as one of no bytes
+	// is: passed over with a note, not a bad header.
+	os.WriteFile(filepath.Join(dir, "c"), []byte("\xef\xbb\xbf"), 0o644)
 	s := &TSVFolder{Path: dir, Name: "chats", Mem: mem, Columns: []TSVColumn{{Name: "id", Type: arrow.BinaryTypes.String}, {Name: "text", Type: arrow.BinaryTypes.String}}}
 	rows, rejects, err := decodeTSV(t, s)
 	if err != nil || len(rejects) != 0 {
@@ -338,5 +341,8 @@ func TestTSVByteOrderMark(t *testing.T) {
 	want := []string{`a:2 {"id":"1","text":"one"}`, `b:2 {"id":"2","text":"two"}`}
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+	if notes := strings.Join(s.Notes(), "; "); !strings.Contains(notes, "passed over chats/c (empty but for a byte order mark") {
+		t.Errorf("notes %q", notes)
 	}
 }
