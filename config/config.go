@@ -361,7 +361,8 @@ type Rule struct {
 	When *When `yaml:"when"`
 	// OnFail is reject (the default: the row goes to _rejects) or flag
 	// (the row is kept and the failure counted in the summary and the
-	// manifest).
+	// manifest, by the rule's place, steps[i].validate[j]; a row another
+	// rule of the step rejects is not counted).
 	OnFail string `yaml:"on_fail"`
 }
 

@@ -35,6 +35,10 @@ type Reject struct {
 type Flag struct {
 	Rule   string `json:"-"`
 	Column string `json:"-"`
+	// Check names the rule among the table's steps
+	// (steps[2].validate[1]), so that two rules of one kind on one
+	// column are counted apart.
+	Check  string `json:"-"`
 	Reason string `json:"reason"`
 	File   string `json:"file"`
 	Line   int64  `json:"line"`
@@ -49,13 +53,14 @@ type Rejects struct {
 	flags []Flag
 }
 
-// Flag records a failed check on row i of b without rejecting the row.
-func (r *Rejects) Flag(b arrow.RecordBatch, i int, rule, column, reason string) {
+// Flag records a failed check (named as Flag.Check says) on row i of b
+// without rejecting the row.
+func (r *Rejects) Flag(b arrow.RecordBatch, i int, check, rule, column, reason string) {
 	f := FileOf(b, i)
 	if f == "" {
 		f = r.File
 	}
-	r.flags = append(r.flags, Flag{Rule: rule, Column: column, Reason: reason, File: f, Line: LineOf(b, i)})
+	r.flags = append(r.flags, Flag{Check: check, Rule: rule, Column: column, Reason: ValidText(reason), File: ValidText(f), Line: LineOf(b, i)})
 }
 
 // Flags returns the flagged checks.

@@ -67,8 +67,10 @@ type Stats struct {
 	Duration time.Duration
 	// Notes are the source's notes (files passed over, ...).
 	Notes []string
-	// Checks counts flagged (not rejected) check failures by rule, with
-	// the first few examples, in input order.
+	// Checks counts flagged (not rejected) check failures by rule (its
+	// place among the steps, its kind and column), with the first few
+	// examples, in input order. A failure counts for a row its step
+	// keeps.
 	Checks []CheckStat
 }
 
@@ -78,8 +80,11 @@ const MaxCheckExamples = 10
 
 // CheckStat summarises one flagged check.
 type CheckStat struct {
-	Rule     string `json:"rule"`
-	Column   string `json:"column,omitempty"`
+	Rule   string `json:"rule"`
+	Column string `json:"column,omitempty"`
+	// Check is the rule's place among the table's steps
+	// (steps[2].validate[1]).
+	Check    string `json:"check,omitempty"`
 	Failures int64  `json:"failures"`
 	Examples []Flag `json:"examples"`
 }
@@ -126,7 +131,7 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 	var checks []CheckStat
 	addCheck := func(f Flag) {
 		for i := range checks {
-			if checks[i].Rule == f.Rule && checks[i].Column == f.Column {
+			if checks[i].Check == f.Check && checks[i].Rule == f.Rule && checks[i].Column == f.Column {
 				checks[i].Failures++
 				if len(checks[i].Examples) < MaxCheckExamples {
 					checks[i].Examples = append(checks[i].Examples, f)
@@ -134,7 +139,7 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 				return
 			}
 		}
-		checks = append(checks, CheckStat{Rule: f.Rule, Column: f.Column, Failures: 1, Examples: []Flag{f}})
+		checks = append(checks, CheckStat{Rule: f.Rule, Column: f.Column, Check: f.Check, Failures: 1, Examples: []Flag{f}})
 	}
 
 	g, gctx := errgroup.WithContext(ctx)

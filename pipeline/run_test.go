@@ -353,6 +353,38 @@ func TestRunFlushedRowsNameTheFile(t *testing.T) {
 	}
 }
 
+// flagTwice flags every row under two checks of one rule and column.
+type flagTwice struct{}
+
+func (flagTwice) Process(_ context.Context, in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
+	for i := range int(in.NumRows()) {
+		rej.Flag(in, i, "steps[0].validate[0]", "range", "v", "below")
+		if i%2 == 0 {
+			rej.Flag(in, i, "steps[0].validate[1]", "range", "v", "above")
+		}
+	}
+	in.Retain()
+	return in, nil
+}
+
+// TestRunCountsChecksApart: two checks of one rule on one column are
+// counted apart, by the rule's place.
+func TestRunCountsChecksApart(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	st, err := pipeline.Run(t.Context(), pipeline.Table{Name: "t", Source: &counter{n: 20, rows: 10, mem: mem}, Stages: []pipeline.Stage{flagTwice{}}, Sink: &collect{}, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range st.Checks {
+		got = append(got, fmt.Sprintf("%s %s %s %d", c.Check, c.Rule, c.Column, c.Failures))
+	}
+	if want := "steps[0].validate[0] range v 20, steps[0].validate[1] range v 10"; strings.Join(got, ", ") != want {
+		t.Errorf("checks %q, want %q", strings.Join(got, ", "), want)
+	}
+}
+
 func TestWithFile(t *testing.T) {
 	tests := []struct {
 		name string

@@ -65,6 +65,9 @@ func BuildTable(cfg *config.Config, dataset, table, dataRoot string, mem memory.
 			}
 			return nil, cfg.At(sp, err)
 		}
+		if v, ok := st.(*Validate); ok {
+			v.Within(fmt.Sprintf("steps[%d]", i))
+		}
 		b.Stages = append(b.Stages, st)
 		schema = out
 		if grain {

@@ -24,6 +24,9 @@ type rule struct {
 	check rowCheck
 	flag  bool // count the failure, keep the row
 	when  *config.When
+	// item is the rule's place, validate[i] (Within puts its step
+	// before it), by which a flagged failure is counted.
+	item string
 }
 
 // Validate applies declarative rules to each row. A row that breaks a
@@ -38,6 +41,21 @@ type Validate struct {
 	seen   []*keySet
 	names  [][]string
 	keyBuf []byte
+	items  int // rules added
+}
+
+// flagged is a failed flag rule on the row being checked.
+type flagged struct {
+	r           *rule
+	col, reason string
+}
+
+// Within names the step the rules belong to (steps[2]), so that a
+// flagged failure names its rule as steps[2].validate[1].
+func (v *Validate) Within(step string) {
+	for i := range v.rules {
+		v.rules[i].item = step + "." + v.rules[i].item
+	}
 }
 
 // Name returns the step kind.
@@ -75,10 +93,13 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 		}
 	}
 	n := len(v.rules)
+	item := fmt.Sprintf("validate[%d]", v.items)
+	v.items++
 	defer func() {
 		for i := n; i < len(v.rules); i++ {
 			v.rules[i].flag = r.OnFail == "flag"
 			v.rules[i].when = r.When
+			v.rules[i].item = item
 		}
 	}()
 	switch {
@@ -286,15 +307,20 @@ func (v *Validate) Process(ctx context.Context, in arrow.RecordBatch, rej *pipel
 	if len(v.unique) > 0 {
 		lines = pipeline.Lines(in)
 	}
+	var flags []flagged // the row's flagged failures, until it is kept
 rows:
 	for i := 0; i < n; i++ {
-		for _, r := range v.rules {
+		// A flagged failure counts once the row is kept: a rule after it
+		// may reject the row, and a rejected row is not a kept one.
+		flags = flags[:0]
+		for k := range v.rules {
+			r := &v.rules[k]
 			if r.when != nil && !matches(in, r.when, i) {
 				continue
 			}
 			if col, reason := r.check(in, i); reason != "" {
 				if r.flag {
-					rej.Flag(in, i, r.name, col, reason)
+					flags = append(flags, flagged{r, col, reason})
 					continue
 				}
 				rej.AddRow(in, i, r.name, col, reason)
@@ -323,6 +349,9 @@ rows:
 					return nil, fmt.Errorf("unique %s: %w", strings.Join(v.names[u], ","), err)
 				}
 			}
+		}
+		for _, f := range flags {
+			rej.Flag(in, i, f.r.item, f.r.name, f.col, f.reason)
 		}
 		keep = append(keep, int64(i))
 	}

@@ -285,6 +285,51 @@ func TestValidateRejectCarriesTheRow(t *testing.T) {
 	}
 }
 
+// TestValidateFlags: a flagged failure counts only for a row the step
+// keeps, whatever the order of the rules, and names its rule, so that
+// two rules of one kind on one column are told apart.
+func TestValidateFlags(t *testing.T) {
+	s := tcSchema(t, "p:float64", "e:string", "_line:int64")
+	nonNegative := config.Rule{Range: &config.RangeRule{Column: "p", Min: tcFloat(0)}, OnFail: "flag"}
+	unit := config.Rule{Range: &config.RangeRule{Column: "p", Min: tcFloat(0), Max: tcFloat(1)}, OnFail: "flag"}
+	required := config.Rule{Required: []string{"e"}}
+	rows := `[{"p":-1,"e":null,"_line":1},{"p":-1,"e":"a","_line":2},{"p":2,"e":"b","_line":3},{"p":0.5,"e":null,"_line":4}]`
+	for _, tc := range []struct {
+		name  string
+		rules []config.Rule
+		flags string // check:line ...
+	}{
+		{"flag rule first", []config.Rule{nonNegative, required}, "steps[1].validate[0]:2"},
+		{"flag rule last", []config.Rule{required, nonNegative}, "steps[1].validate[1]:2"},
+		{"two range rules on one column", []config.Rule{nonNegative, unit}, "steps[1].validate[0]:1 steps[1].validate[1]:1 steps[1].validate[0]:2 steps[1].validate[1]:2 steps[1].validate[1]:3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			v, err := NewValidate(mem, s, tc.rules)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v.Within("steps[1]")
+			in := tcBatch(t, mem, s, rows)
+			defer in.Release()
+			rej := &pipeline.Rejects{File: "f.jsonl"}
+			out, err := v.Process(t.Context(), in, rej)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out.Release()
+			var got []string
+			for _, f := range rej.Flags() {
+				got = append(got, fmt.Sprintf("%s:%d", f.Check, f.Line))
+			}
+			if strings.Join(got, " ") != tc.flags {
+				t.Errorf("flags %q, want %q", strings.Join(got, " "), tc.flags)
+			}
+		})
+	}
+}
+
 func TestValidatePassingBatchIsShared(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)

@@ -163,7 +163,11 @@ func datasetCard(id string, d *config.Dataset, tables []*TableResult) string {
 		}
 		b.WriteString("\n")
 		for _, ck := range t.Checks {
-			fmt.Fprintf(&b, "Check `%s` on `%s` failed on %d rows, which were kept (examples in manifest.json).\n\n", ck.Rule, ck.Column, ck.Failures)
+			at := ""
+			if ck.Check != "" {
+				at = " (`" + ck.Check + "`)"
+			}
+			fmt.Fprintf(&b, "Check `%s` on `%s`%s failed on %d rows, which were kept (examples in manifest.json).\n\n", ck.Rule, ck.Column, at, ck.Failures)
 		}
 	}
 	if len(tables) > 0 {

@@ -313,7 +313,11 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 					if len(c.Examples) > 0 {
 						ex = fmt.Sprintf(", first at %s:%d: %s", c.Examples[0].File, c.Examples[0].Line, c.Examples[0].Reason)
 					}
-					notes = append(notes, fmt.Sprintf("%s/%s: check %s on %s failed on %d rows (kept, flagged in manifest.json)%s", r.ID, t.Name, c.Rule, c.Column, c.Failures, ex))
+					at := ""
+					if c.Check != "" {
+						at = " (" + c.Check + ")"
+					}
+					notes = append(notes, fmt.Sprintf("%s/%s: check %s on %s%s failed on %d rows (kept, flagged in manifest.json)%s", r.ID, t.Name, c.Rule, c.Column, at, c.Failures, ex))
 				}
 				for _, n := range t.Notes {
 					if !slices.Contains(notes, r.ID+": "+n) {
