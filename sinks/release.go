@@ -20,9 +20,28 @@ type Release struct {
 	staging      string
 }
 
-// NewRelease prepares an empty staging folder, removing stale staging
-// left by a killed run.
+// NewRelease does what Recover does, then makes an empty staging folder.
 func NewRelease(fs FS, out, dataset string) (*Release, error) {
+	r, err := recoverRelease(fs, out, dataset)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.fs.MkdirAll(r.staging, 0o755); err != nil {
+		return nil, fmt.Errorf("create staging: %w", err)
+	}
+	return r, nil
+}
+
+// Recover tidies what a killed run of dataset left in out: it puts back
+// a previous release set aside by a swap that did not finish, and
+// removes stale staging. NewRelease does it first; a run that has
+// nothing to publish calls it alone. The caller holds the dataset's lock.
+func Recover(fs FS, out, dataset string) error {
+	_, err := recoverRelease(fs, out, dataset)
+	return err
+}
+
+func recoverRelease(fs FS, out, dataset string) (*Release, error) {
 	fs = fsOrOS(fs)
 	r := &Release{fs: fs, out: out, dataset: dataset, staging: filepath.Join(out, ".agora-staging-"+dataset)}
 	// A run killed between the two renames of a non-atomic swap left the
@@ -37,9 +56,6 @@ func NewRelease(fs FS, out, dataset string) (*Release, error) {
 	}
 	if err := r.fs.RemoveAll(r.staging); err != nil {
 		return nil, fmt.Errorf("remove stale staging %s (left by an earlier run; remove it by hand): %w", r.staging, err)
-	}
-	if err := r.fs.MkdirAll(r.staging, 0o755); err != nil {
-		return nil, fmt.Errorf("create staging: %w", err)
 	}
 	return r, nil
 }

@@ -163,13 +163,21 @@ func TestUnchangedInputsSkipAndModes(t *testing.T) {
 	manifest := filepath.Join(out, "crowdrag25", "manifest.json")
 	before, _ := os.Stat(manifest)
 
-	// Same inputs and config: nothing to do.
+	// A run killed mid-write left its staging.
+	staging := filepath.Join(out, ".agora-staging-crowdrag25")
+	os.MkdirAll(filepath.Join(staging, "ratings"), 0o755)
+	os.WriteFile(filepath.Join(staging, "ratings", "part-00000.parquet.tmp"), []byte("PAR1"), 0o644)
+
+	// Same inputs and config: nothing to do, but the stale staging goes.
 	code, stdout, _ := runCrowd(t, data, out)
 	if code != 0 || !strings.Contains(stdout, "unchanged") {
 		t.Fatalf("rerun: exit %d, want a skip:\n%s", code, stdout)
 	}
 	if after, _ := os.Stat(manifest); !after.ModTime().Equal(before.ModTime()) {
 		t.Error("the skipped run rewrote the release")
+	}
+	if _, err := os.Stat(staging); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the skipped run left a killed run's staging (%v)", err)
 	}
 	// --force runs again and, with the same inputs, publishes the same bytes.
 	if code, so, se := runCrowd(t, data, out, "--force"); code != 0 {

@@ -338,6 +338,11 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 			return nil, err
 		}
 		if unchanged(old, man) {
+			// Nothing to publish, but a killed run's staging goes all
+			// the same, or an unchanged nightly input would keep it.
+			if err := sinks.Recover(opts.FS, opts.Out, id); err != nil {
+				return nil, err
+			}
 			return &DatasetResult{ID: id, Target: filepath.Join(opts.Out, id), Skipped: true, Duration: time.Since(start)}, nil
 		}
 		hashed <- nil
