@@ -445,8 +445,8 @@ type Derivation struct {
 	// key whose rows come again after another key's fails the run.
 	Grouped bool `yaml:"grouped"`
 	// Digits rounds a numeric result to this many decimals, the way
-	// Python's round does. Left out, or -1: no rounding (so a mean of
-	// tenths may print as -0.14999999999999997).
+	// Python's round does: 0 or more. Left out, or -1: no rounding (so
+	// a mean of tenths may print as -0.14999999999999997).
 	Digits *int `yaml:"digits"`
 	// When restricts the derivation to some rows; it is null elsewhere.
 	When *When `yaml:"when"`

@@ -113,6 +113,7 @@ func TestLoadBad(t *testing.T) {
 			want: []string{
 				"grouped_derive.bad.yaml:16: datasets.d.tables.t.steps[0].derive[0].grouped: invalid value: grouped applies to lag and fill_down, not occurrence",
 				"grouped_derive.bad.yaml:17: datasets.d.tables.t.steps[0].derive[1].grouped: invalid value: grouped needs the key columns in by",
+				"grouped_derive.bad.yaml:18: datasets.d.tables.t.steps[0].derive[2].digits: invalid value: must be -1 (no rounding) or 0 or more decimals, got -2",
 			},
 			is: ErrInvalid,
 		},

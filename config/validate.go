@@ -349,6 +349,9 @@ func (c *Config) validateStep(p string, d *Dataset, s Step, add addFunc) {
 			if dv.Fn == "" {
 				add(dp+".fn", ErrRequired, "name the derivation")
 			}
+			if dv.Digits != nil && *dv.Digits < -1 {
+				add(dp+".digits", ErrInvalid, "must be -1 (no rounding) or 0 or more decimals, got %d", *dv.Digits)
+			}
 			if dv.Grouped && dv.Fn != "" && dv.Fn != "lag" && dv.Fn != "fill_down" {
 				add(dp+".grouped", ErrInvalid, "grouped applies to lag and fill_down, not %s", dv.Fn)
 			}
