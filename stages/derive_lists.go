@@ -34,15 +34,16 @@ func init() {
 			offsets := []int32{0}
 			valid := make([]bool, 0, b.NumRows())
 			for i := 0; i < int(b.NumRows()); i++ {
+				ks, ke := keys.ValueOffsets(i)
+				vs, ve := vals.ValueOffsets(i)
+				if keys.IsValid(i) && vals.IsValid(i) && ke-ks != ve-vs {
+					// Misaligned whatever ids holds, a null list too.
+					bad[i] = fmt.Sprintf("%s has %d elements, %s has %d", d.Args[1], ke-ks, d.Args[2], ve-vs)
+				}
 				if ids.IsNull(i) || keys.IsNull(i) || vals.IsNull(i) {
 					offsets = append(offsets, offsets[len(offsets)-1])
 					valid = append(valid, false)
 					continue
-				}
-				ks, ke := keys.ValueOffsets(i)
-				vs, ve := vals.ValueOffsets(i)
-				if ke-ks != ve-vs {
-					bad[i] = fmt.Sprintf("%s has %d elements, %s has %d", d.Args[1], ke-ks, d.Args[2], ve-vs)
 				}
 				pos := map[string]int64{}
 				kv := keys.ListValues().(*array.String)

@@ -666,3 +666,26 @@ func TestAppendCase(t *testing.T) {
 		check(t, sb.String())
 	}
 }
+
+// TestAlignByKeyRejectsMisalignedRows: keys and values of different
+// lengths reject the row whatever ids holds, a null list too.
+func TestAlignByKeyRejectsMisalignedRows(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "ids:list<string>", "keys:list<string>", "vals:list<int64>", "_line:int64")
+	d, err := NewDerive(mem, s, []config.Derivation{{Name: "al", Fn: "align_by_key", Args: []string{"ids", "keys", "vals"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	in := tcBatch(t, mem, s, `[{"ids":["c1"],"keys":["c1"],"vals":[1,2],"_line":1},{"ids":null,"keys":["c1"],"vals":[1,2],"_line":2},{"ids":null,"keys":["c1"],"vals":[1],"_line":3},{"ids":["c1"],"keys":null,"vals":[1,2],"_line":4}]`)
+	defer in.Release()
+	rej := &pipeline.Rejects{}
+	out, err := d.Process(t.Context(), in, rej)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	tcEqual(t, "rows", tcRows(out), []string{`3:{"al":null,"ids":null,"keys":["c1"],"vals":[1]}`, `4:{"al":null,"ids":["c1"],"keys":null,"vals":[1,2]}`})
+	tcEqual(t, "rejects", tcRejects(rej.List()), []string{"align_by_key  1", "align_by_key  2"})
+}
