@@ -199,6 +199,25 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 			hi = *r.Range.Max
 		}
 		c, col := idx[0], r.Range.Column
+		if isIntegral(in.Field(c).Type) {
+			// Compared exactly: as float64, 2^53+1 would pass a max of 2^53.
+			v.rules = append(v.rules, rule{name: "range", check: func(b arrow.RecordBatch, i int) (string, string) {
+				var bad int64
+				found := false
+				eachInt(b.Column(c), i, func(n int64) bool {
+					if cmpIntFloat(n, lo) < 0 || cmpIntFloat(n, hi) > 0 {
+						bad, found = n, true
+						return false
+					}
+					return true
+				})
+				if found {
+					return col, fmt.Sprintf("value %d is outside [%s, %s]", bad, fmtNum(lo), fmtNum(hi))
+				}
+				return "", ""
+			}})
+			break
+		}
 		v.rules = append(v.rules, rule{name: "range", check: func(b arrow.RecordBatch, i int) (string, string) {
 			var bad float64
 			found := false
@@ -438,6 +457,62 @@ func eachNumber(a arrow.Array, i int, f func(float64) bool) {
 		return
 	}
 	f(num(a, i))
+}
+
+// isIntegral reports whether t is an integer type or a list of one.
+func isIntegral(t arrow.DataType) bool {
+	if l, ok := t.(*arrow.ListType); ok {
+		t = l.Elem()
+	}
+	return t.ID() == arrow.INT64 || t.ID() == arrow.INT32
+}
+
+// eachInt is eachNumber for an integer column (isIntegral): it calls f
+// with the value, or with each value of the list, exactly.
+func eachInt(a arrow.Array, i int, f func(int64) bool) {
+	if a.IsNull(i) {
+		return
+	}
+	num := func(a arrow.Array, j int) int64 {
+		if c, ok := a.(*array.Int32); ok {
+			return int64(c.Value(j))
+		}
+		return a.(*array.Int64).Value(j)
+	}
+	if l, ok := a.(*array.List); ok {
+		s, e := l.ValueOffsets(i)
+		vals := l.ListValues()
+		for j := s; j < e; j++ {
+			if vals.IsValid(int(j)) && !f(num(vals, int(j))) {
+				return
+			}
+		}
+		return
+	}
+	f(num(a, i))
+}
+
+// cmpIntFloat compares n with f exactly: -1 if n < f, 0 if equal, +1 if
+// n > f (f is not NaN; ±Inf bound nothing).
+func cmpIntFloat(n int64, f float64) int {
+	switch {
+	case f >= 1<<63:
+		return -1
+	case f < -(1 << 63):
+		return 1
+	}
+	t := math.Trunc(f)
+	switch ti := int64(t); {
+	case n < ti:
+		return -1
+	case n > ti:
+		return 1
+	case f > t:
+		return -1
+	case f < t:
+		return 1
+	}
+	return 0
 }
 
 // listLen returns the length of the list at row i, or -1 for null.

@@ -3,6 +3,7 @@ package stages
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -491,4 +492,59 @@ func TestValidateConcurrentProcess(t *testing.T) {
 	in := tcBatch(t, mem, s, `[{"id":"1","label":"a","p":0.5,"_line":1},{"id":null,"label":"a","p":0.5,"_line":2},{"id":"3","label":"c","p":0.5,"_line":3},{"id":"4","label":"b","p":2,"_line":4},{"id":"5","label":"b","p":1,"_line":5}]`)
 	defer in.Release()
 	tcConcurrent(t, v, in)
+}
+
+func TestCmpIntFloat(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		n    int64
+		f    float64
+		want int
+	}{
+		{"equal", 3, 3, 0},
+		{"below a fraction", 3, 3.5, -1},
+		{"above a fraction", 4, 3.5, 1},
+		{"negative fraction", -3, -3.5, 1},
+		{"past 2^53, which float64 rounds", 1<<53 + 1, 1 << 53, 1},
+		{"largest int64 against 2^63", math.MaxInt64, 1 << 63, -1},
+		{"smallest int64 against -2^63", math.MinInt64, -(1 << 63), 0},
+		{"against +Inf", math.MaxInt64, math.Inf(1), -1},
+		{"against -Inf", math.MinInt64, math.Inf(-1), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := cmpIntFloat(tc.n, tc.f); got != tc.want {
+				t.Errorf("cmpIntFloat(%d, %v) = %d, want %d", tc.n, tc.f, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestValidateRangeIntegersExact: an integer column is held to its
+// bounds exactly, past 2^53 too, in lists as well.
+func TestValidateRangeIntegersExact(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "i:int64", "l:list<int64>", "_line:int64")
+	v, err := NewValidate(mem, s, []config.Rule{
+		{Range: &config.RangeRule{Column: "i", Max: tcFloat(1 << 53)}},
+		{Range: &config.RangeRule{Column: "l", Min: tcFloat(0.5)}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := tcBatch(t, mem, s, `[{"i":9007199254740992,"l":[1],"_line":1},{"i":9007199254740993,"l":[1],"_line":2},{"i":1,"l":[1,0],"_line":3}]`)
+	defer in.Release()
+	rej := &pipeline.Rejects{}
+	out, err := v.Process(t.Context(), in, rej)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Release()
+	var got []string
+	for _, r := range rej.List() {
+		got = append(got, fmt.Sprintf("%d %s", r.Line, r.Reason))
+	}
+	if want := "2 value 9007199254740993 is outside [-Inf, 9.007199254740992e+15]|3 value 0 is outside [0.5, +Inf]"; strings.Join(got, "|") != want {
+		t.Errorf("rejects %q, want %q", strings.Join(got, "|"), want)
+	}
 }
