@@ -337,7 +337,12 @@ func headRows(ctx context.Context, files []string, root string, n int) ([]map[st
 				return err
 			}
 			defer rdr.Close()
-			fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: int64(n)}, memory.DefaultAllocator)
+			// The rows keep views of the batches' strings after the
+			// batches are released: a pool (memory.DefaultAllocator, as
+			// main sets it) would hand those bytes to the next batch,
+			// while Go's allocator leaves them to the collector, which
+			// keeps them as long as a view does.
+			fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: int64(n)}, memory.NewGoAllocator())
 			if err != nil {
 				return err
 			}

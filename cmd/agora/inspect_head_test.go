@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/agora-etl/agora/internal/mempool"
+)
+
+// TestInspectHeadAcrossFiles: the head of a folder whose rows span
+// several files holds the values of every file, under the pooling
+// allocator main installs as memory.DefaultAllocator (a poisoning one
+// here, so that a row that kept a view of a released batch shows).
+func TestInspectHeadAcrossFiles(t *testing.T) {
+	out := runSamples(t, "--only", "crowdrag25")
+	saved := memory.DefaultAllocator
+	memory.DefaultAllocator = mempool.NewPoisoning(1<<30, 64)
+	t.Cleanup(func() { memory.DefaultAllocator = saved })
+
+	dir := filepath.Join(out, "crowdrag25", "votes")
+	var want []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".parquet" {
+			return err
+		}
+		rdr, err := file.OpenParquetFile(p, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rdr.Close()
+		fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.NewGoAllocator())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tbl, err := fr.ReadTable(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tbl.Release()
+		col := tbl.Column(int(tbl.Schema().FieldIndices("query_id")[0]))
+		for _, c := range col.Data().Chunks() {
+			s := c.(*array.String)
+			for i := range s.Len() {
+				want = append(want, s.Value(i))
+			}
+		}
+		return nil
+	})
+	if len(want) < 1000 {
+		t.Fatalf("%d rows: too few to span files", len(want))
+	}
+	code, stdout, stderr := agora(t, "inspect", dir, "--format", "json", "--head", "100000")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var rep InspectReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rep.Head {
+		s, _ := r["query_id"].(string)
+		got = append(got, s)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		bad := 0
+		for i := range min(len(got), len(want)) {
+			if got[i] != want[i] {
+				bad++
+			}
+		}
+		t.Errorf("inspect's head holds %d query ids, the files %d; %d differ", len(got), len(want), bad)
+	}
+}
