@@ -57,8 +57,10 @@ func (c *Config) validateFetch(p string, files []*FetchFile, add addFunc) {
 		if u, err := url.Parse(f.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			add(fp+".url", ErrInvalid, "must be an http or https URL, got %q", f.URL)
 		}
-		if !safeRel(f.To) {
-			add(fp+".to", ErrInvalid, "must be a relative path under the data root, got %q", f.To)
+		if !safeRel(f.To) || path.Clean(f.To) == "." {
+			// "." (or x/..) is the data root itself, which a fetch of an
+			// archive would empty before extracting.
+			add(fp+".to", ErrInvalid, "must be a relative path of a file or folder under the data root, got %q", f.To)
 		}
 		if f.SHA256 != "" && (len(f.SHA256) != 64 || !hexRE.MatchString(f.SHA256)) {
 			add(fp+".sha256", ErrInvalid, "must be 64 lower-case hex digits, got %q", f.SHA256)
