@@ -538,6 +538,20 @@ func TestLogFormatJSON(t *testing.T) {
 	if code, _, stderr := agora(t, "schema", "--config", "../../pipeline.yaml", "--log-format", "xml"); code != exitUsage {
 		t.Errorf("--log-format xml: exit %d\n%s", code, stderr)
 	}
+	// The error that ends a run is a JSON line too, multi-line text and all.
+	code, _, stderr = agora(t, "run", "--config", "../../pipeline.yaml", "--data", t.TempDir(), "--out", out, "--log-format", "json", "--quiet")
+	if code != exitFailed {
+		t.Fatalf("missing inputs: exit %d\n%s", code, stderr)
+	}
+	var last map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if err := json.Unmarshal([]byte(line), &last); err != nil {
+			t.Fatalf("not a JSON log line: %q", line)
+		}
+	}
+	if msg, _ := last["msg"].(string); last["level"] != "ERROR" || !strings.Contains(msg, "does not exist") {
+		t.Errorf("last line %v, want the run's error", last)
+	}
 }
 
 // Under a pipe, progress is periodic log lines, never a drawn bar;

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"math"
 	"os"
@@ -120,7 +121,14 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, "agora:", err)
+	// The last word goes out as the log lines did: with --log-format json
+	// a scheduler's collector reads every stderr line as JSON.
+	report := func(msg string) { fmt.Fprintln(stderr, "agora:", msg) }
+	if f := root.PersistentFlags().Lookup("log-format"); f != nil && f.Value.String() == "json" {
+		log := slog.New(slog.NewJSONHandler(stderr, nil))
+		report = func(msg string) { log.Error(msg) }
+	}
+	report(err.Error())
 	var fe *config.FieldError
 	var ue usageError
 	var re *rejectsExceeded
@@ -128,7 +136,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &re):
 		return exitRejects
 	case ctx.Err() != nil:
-		fmt.Fprintln(stderr, "agora:", interruptedNote(err))
+		report(interruptedNote(err))
 		return exitInterrupted
 	case errors.As(err, &ue), errors.As(err, &fe):
 		return exitUsage
