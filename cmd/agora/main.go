@@ -115,9 +115,15 @@ func unknownCommand(c *cobra.Command, args []string) error {
 
 // execute runs the command line and returns the exit code.
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRoot(stdout, stderr)
+	out := &stickyWriter{w: stdout}
+	root := newRoot(out, stderr)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if err == nil && out.err != nil {
+		// A summary, schema or report that did not reach stdout (a full
+		// disk, a closed descriptor) is a failed command.
+		err = fmt.Errorf("writing to stdout: %w", out.err)
+	}
 	if err == nil {
 		return exitOK
 	}
@@ -142,6 +148,24 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	return exitFailed
+}
+
+// stickyWriter passes writes on to w and keeps the first error, which
+// the commands' many small writes would otherwise drop.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	if err != nil {
+		s.err = err
+	}
+	return n, err
 }
 
 // interruptedNote says what an interrupted run left published: datasets

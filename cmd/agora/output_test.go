@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -81,5 +84,24 @@ func TestInspectHeadAcrossFiles(t *testing.T) {
 			}
 		}
 		t.Errorf("inspect's head holds %d query ids, the files %d; %d differ", len(got), len(want), bad)
+	}
+}
+
+// failingWriter refuses every write, as a full disk does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestStdoutWriteErrorFails: a command whose output does not reach
+// stdout fails, naming why, instead of exiting 0.
+func TestStdoutWriteErrorFails(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"schema", "--config", "../../pipeline.yaml"}} {
+		t.Run(args[0], func(t *testing.T) {
+			var stderr bytes.Buffer
+			code := execute(t.Context(), args, failingWriter{}, &stderr)
+			if code != exitFailed || !strings.Contains(stderr.String(), "writing to stdout: no space left on device") {
+				t.Errorf("exit %d, stderr %q", code, stderr.String())
+			}
+		})
 	}
 }
