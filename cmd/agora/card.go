@@ -159,7 +159,7 @@ func datasetCard(id string, d *config.Dataset, tables []*TableResult) string {
 			if c.Partition {
 				typ += " (partition)"
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", c.Name, strings.ReplaceAll(typ, "|", "\\|"), strings.ReplaceAll(t.Columns[c.Name], "|", "\\|"))
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", c.Name, mdCell(typ), mdCell(t.Columns[c.Name]))
 		}
 		b.WriteString("\n")
 		for _, ck := range t.Checks {

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/agora-etl/agora/config"
 	"github.com/agora-etl/agora/internal/mempool"
 )
 
@@ -103,5 +104,22 @@ func TestStdoutWriteErrorFails(t *testing.T) {
 				t.Errorf("exit %d, stderr %q", code, stderr.String())
 			}
 		})
+	}
+}
+
+// TestCardKeepsTableRows: a column description over several lines (a
+// YAML block scalar) or with a pipe stays in its one table row of the
+// dataset card.
+func TestCardKeepsTableRows(t *testing.T) {
+	tables := []*TableResult{{
+		Name:    "t",
+		Schema:  []ColumnInfo{{Name: "p", Type: "float64"}, {Name: "q", Type: "string"}},
+		Columns: map[string]string{"p": "A probability,\nestimated per\nworker.\n", "q": "a | b"},
+	}}
+	card := datasetCard("d", &config.Dataset{}, tables)
+	for _, want := range []string{"| `p` | float64 | A probability, estimated per worker. |\n", "| `q` | string | a \\| b |\n"} {
+		if !strings.Contains(card, want) {
+			t.Errorf("card lacks the row %q:\n%s", want, card)
+		}
 	}
 }

@@ -164,15 +164,20 @@ func printSchemaText(w io.Writer, tables []TableSchema) {
 	}
 }
 
+// mdCell makes text fit one cell of a markdown table: its pipes
+// escaped, its lines (a YAML block scalar's) joined by spaces.
+func mdCell(s string) string {
+	return strings.TrimSpace(strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ").Replace(s))
+}
+
 func printSchemaMarkdown(w io.Writer, tables []TableSchema) {
-	esc := strings.NewReplacer("|", `\|`, "\n", " ")
 	for i, t := range tables {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintf(w, "### %s.%s\n\n", t.Dataset, t.Table)
 		if t.Description != "" {
-			fmt.Fprintf(w, "%s\n\n", esc.Replace(t.Description))
+			fmt.Fprintf(w, "%s\n\n", mdCell(t.Description))
 		}
 		if len(t.PartitionBy) > 0 {
 			fmt.Fprintf(w, "Partitioned by `%s`.\n\n", strings.Join(t.PartitionBy, "`, `"))
@@ -180,11 +185,11 @@ func printSchemaMarkdown(w io.Writer, tables []TableSchema) {
 		fmt.Fprintln(w, "| column | type | description |")
 		fmt.Fprintln(w, "|---|---|---|")
 		for _, c := range t.Columns {
-			desc := esc.Replace(c.Description)
+			desc := mdCell(c.Description)
 			if c.Partition {
 				desc = strings.TrimSpace("partition folder. " + desc)
 			}
-			fmt.Fprintf(w, "| `%s` | `%s` | %s |\n", c.Name, esc.Replace(c.Type), desc)
+			fmt.Fprintf(w, "| `%s` | `%s` | %s |\n", c.Name, mdCell(c.Type), desc)
 		}
 	}
 }
