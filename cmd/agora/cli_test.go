@@ -126,8 +126,9 @@ func TestInspectUnescapesPartitionValues(t *testing.T) {
 			t.Fatal(err)
 		}
 		// An escaped value, Hive's default partition (null) and the string
-		// "null", which readers tell apart.
-		for _, f := range []string{"k=a%2Fb c", "k=__HIVE_DEFAULT_PARTITION__", "k=null"} {
+		// "null", which readers tell apart; and a % that escapes nothing
+		// (another tool's folder), read as it stands, as pyarrow does.
+		for _, f := range []string{"k=a%2Fb c", "k=__HIVE_DEFAULT_PARTITION__", "k=null", "k=%ZZ"} {
 			os.MkdirAll(filepath.Join(dir, f), 0o755)
 			os.WriteFile(filepath.Join(dir, f, "part-00000.parquet"), b, 0o644)
 		}
@@ -147,7 +148,7 @@ func TestInspectUnescapesPartitionValues(t *testing.T) {
 		}
 		got[p.Dir] = v
 	}
-	want := map[string]string{"k=a%2Fb c": "a/b c", "k=__HIVE_DEFAULT_PARTITION__": "<null>", "k=null": "null"}
+	want := map[string]string{"k=a%2Fb c": "a/b c", "k=__HIVE_DEFAULT_PARTITION__": "<null>", "k=null": "null", "k=%ZZ": "%ZZ"}
 	if !maps.Equal(got, want) {
 		t.Errorf("partition values %v, want %v", got, want)
 	}

@@ -188,7 +188,9 @@ func partitionOf(root, p string) (keys []string, vals map[string]*string, dir st
 		}
 		u, err := sinks.UnescapePartitionValue(v)
 		if err != nil {
-			return nil, nil, "", fmt.Errorf("%s: partition folder %q: %w", p, seg, err)
+			// Not agora's escaping (b=%ZZ, written by another tool):
+			// the value as it stands, as pyarrow and DuckDB read it.
+			u = &v
 		}
 		if vals == nil {
 			vals = map[string]*string{}
