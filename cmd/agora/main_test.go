@@ -259,6 +259,7 @@ func TestCommandErrors(t *testing.T) {
 		{"an input that is a FIFO", []string{"check", "--config", "../../pipeline.yaml", "--data", fifoData, "--only", "crowdrag25"}, 1,
 			[]string{fifo + " is not a regular file or a folder (p---------)"}},
 		{"unknown dataset", []string{"run", "--config", "../../pipeline.yaml", "--only", "nope"}, 2, []string{"no such dataset", "crowdrag25"}},
+		{"--only empty, as an unset $VAR gives", []string{"check", "--config", "../../pipeline.yaml", "--only", ""}, 2, []string{"--only names no dataset", "crowdrag25"}},
 		{"unknown flag", []string{"run", "--wrokers", "2"}, 2, []string{"unknown flag", "--help"}},
 		{"missing config", []string{"check", "--config", filepath.Join(dir, "none.yaml")}, 2, []string{"none.yaml"}},
 	}

@@ -172,8 +172,12 @@ func loadConfig(path string) (*config.Config, error) {
 
 // selectDatasets returns the dataset ids to run, checking --only.
 func selectDatasets(cfg *config.Config, only []string) ([]string, error) {
-	if len(only) == 0 {
+	if only == nil {
 		return cfg.DatasetIDs(), nil
+	}
+	if len(only) == 0 {
+		// --only "" (an empty $VAR in a script): not "all of them".
+		return nil, usageError{fmt.Errorf("--only names no dataset (have %s)", strings.Join(cfg.DatasetIDs(), ", "))}
 	}
 	var out []string
 	for _, id := range only {
