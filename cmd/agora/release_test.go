@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/agora-etl/agora/config"
@@ -328,6 +329,10 @@ func TestFingerprintFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(filepath.Join(dir, "sub"), filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	// A FIFO is no member either: its open would wait forever.
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	info := fingerprintDir(t, "in", "dir", dir)

@@ -757,7 +757,7 @@ func fingerprintListed(ctx context.Context, id, rel, p string, listed []stages.F
 		if !f.Summed {
 			var err error
 			f.SHA256, f.Bytes, err = folderFileSHA256(ctx, filepath.Join(p, f.Name), buf)
-			if errors.Is(err, errIsDir) {
+			if errors.Is(err, errNotFile) {
 				continue
 			}
 			if err != nil {
@@ -774,13 +774,20 @@ func fingerprintListed(ctx context.Context, id, rel, p string, listed []stages.F
 	return info, nil
 }
 
-// errIsDir is folderFileSHA256's answer for a folder inside the folder.
-var errIsDir = errors.New("is a folder")
+// errNotFile is folderFileSHA256's answer for a name in the folder that
+// is not a regular file.
+var errNotFile = errors.New("not a regular file")
 
 // folderFileSHA256 hashes a file of an input folder and returns its size,
-// or errIsDir when the name is a folder or a link to one (which the
-// conversion passes over too).
+// or errNotFile when the name is a folder, a FIFO or a device, or a link
+// to one (which the conversion passes over too; a FIFO's open would wait
+// for a writer forever).
 func folderFileSHA256(ctx context.Context, p string, buf []byte) ([sha256.Size]byte, int64, error) {
+	if st, err := os.Stat(p); err != nil {
+		return [sha256.Size]byte{}, 0, err
+	} else if !st.Mode().IsRegular() {
+		return [sha256.Size]byte{}, 0, errNotFile
+	}
 	f, err := os.Open(p)
 	if err != nil {
 		return [sha256.Size]byte{}, 0, err
@@ -789,9 +796,6 @@ func folderFileSHA256(ctx context.Context, p string, buf []byte) ([sha256.Size]b
 	st, err := f.Stat()
 	if err != nil {
 		return [sha256.Size]byte{}, 0, err
-	}
-	if st.IsDir() {
-		return [sha256.Size]byte{}, 0, errIsDir
 	}
 	sum, err := readerSHA256(ctx, f, buf)
 	return sum, st.Size(), err
