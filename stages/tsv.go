@@ -188,8 +188,6 @@ func (s *TSVFolder) list() (files []string, skipped []string, others []FileSum, 
 			return nil, nil, nil, false, &DecodeError{File: path.Join(s.Name, n), Err: err}
 		}
 		switch {
-		case !utf8.ValidString(n):
-			return nil, nil, nil, false, &DecodeError{File: path.Join(s.Name, pipeline.ValidText(n)), Err: errors.New("the file name is not valid UTF-8, and file names go into the tables as text: rename the file")}
 		case fi.IsDir():
 			skipped = append(skipped, n+" (a folder)")
 		case !fi.Mode().IsRegular():
@@ -202,6 +200,9 @@ func (s *TSVFolder) list() (files []string, skipped []string, others []FileSum, 
 		case fi.Size() == 0:
 			skipped = append(skipped, n+" (empty)")
 			others = append(others, FileSum{Name: n, SHA256: emptySum, Summed: true})
+		case !utf8.ValidString(n):
+			// Only a file that is read: its name goes into the tables.
+			return nil, nil, nil, false, &DecodeError{File: path.Join(s.Name, pipeline.ValidText(n)), Err: errors.New("the file name is not valid UTF-8, and file names go into the tables as text: rename the file")}
 		default:
 			files = append(files, n)
 		}

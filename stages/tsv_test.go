@@ -167,6 +167,16 @@ func TestTSVFolderErrors(t *testing.T) {
 	if _, _, err := decodeTSV(t, s); err == nil || !strings.Contains(err.Error(), `chats/g\xff1: the file name is not valid UTF-8`) {
 		t.Errorf("a file name that is not UTF-8: err = %v", err)
 	}
+	// One that is not read (hidden, skipped, empty) does not matter.
+	passed := t.TempDir()
+	os.WriteFile(filepath.Join(passed, "g1"), []byte("id\n1\n"), 0o644)
+	os.WriteFile(filepath.Join(passed, ".h\xff"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(passed, "n\xff.md"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(passed, "e\xff"), nil, 0o644)
+	s = &TSVFolder{Path: passed, Name: "chats", Skip: []string{"*.md"}, Columns: []TSVColumn{{Name: "id", Type: arrow.BinaryTypes.String}}}
+	if rows, _, err := decodeTSV(t, s); err != nil || len(rows) != 1 {
+		t.Errorf("names not UTF-8 of files passed over: rows %v, err %v", rows, err)
+	}
 }
 
 // TestTSVNumbers: floats as Python and spreadsheets write them (inf,
