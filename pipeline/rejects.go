@@ -91,18 +91,20 @@ func (r *Rejects) Add(x Reject) {
 	if x.File == "" {
 		x.File = r.File
 	}
-	if len(x.Row) > MaxRejectRowBytes {
-		cut := MaxRejectRowBytes
-		for cut > 0 && !utf8.RuneStart(x.Row[cut]) {
-			cut-- // not inside a character
-		}
-		x.Row = x.Row[:cut]
-	}
 	// _rejects columns are UTF-8 strings, which readers check: a raw
 	// line or file name that is not UTF-8 keeps its other bytes, and each
 	// byte that is not shows as \xNN.
 	x.Rule, x.Column, x.Reason = ValidText(x.Rule), ValidText(x.Column), ValidText(x.Reason)
 	x.File, x.Row = ValidText(x.File), ValidText(x.Row)
+	if len(x.Row) > MaxRejectRowBytes {
+		// Cut after escaping, so the cap holds, and not inside a
+		// character (valid UTF-8 now: at most three bytes back).
+		cut := MaxRejectRowBytes
+		for !utf8.RuneStart(x.Row[cut]) {
+			cut--
+		}
+		x.Row = x.Row[:cut]
+	}
 	r.list = append(r.list, x)
 }
 

@@ -18,6 +18,9 @@ func TestRejectsKeepValidText(t *testing.T) {
 		{"valid text is kept", pipeline.Reject{Row: `{"a": "é"}`, File: "in.jsonl"}, `{"a": "é"}`, "in.jsonl"},
 		{"invalid bytes show as \\xNN", pipeline.Reject{Row: "{\"id\": \"r2\xff\xfe\"}", File: "g\xff1"}, `{"id": "r2\xff\xfe"}`, `g\xff1`},
 		{"a cut row does not end inside a character", pipeline.Reject{Row: long}, strings.Repeat("a", pipeline.MaxRejectRowBytes-1), ""},
+		// Escaped first, then cut: the cap holds (a row of 0x80 bytes grew
+		// to four times it, or was cut to nothing).
+		{"a row of bytes that are not UTF-8 is escaped, then cut", pipeline.Reject{Row: strings.Repeat("\x80", pipeline.MaxRejectRowBytes)}, strings.Repeat(`\x80`, pipeline.MaxRejectRowBytes/4), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
