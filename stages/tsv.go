@@ -200,6 +200,11 @@ func (s *TSVFolder) list() (files []string, skipped []string, others []FileSum, 
 		case fi.Size() == 0:
 			skipped = append(skipped, n+" (empty)")
 			others = append(others, FileSum{Name: n, SHA256: emptySum, Summed: true})
+		case fi.Size() <= int64(len(utf8BOM))+2 && blankFile(p):
+			// Only a byte order mark or a line end: as empty.
+			b, _ := os.ReadFile(p)
+			skipped = append(skipped, n+" (empty but for a byte order mark or line end)")
+			others = append(others, FileSum{Name: n, SHA256: sha256.Sum256(b), Bytes: int64(len(b)), Summed: true})
 		case !utf8.ValidString(n):
 			// Only a file that is read: its name goes into the tables.
 			return nil, nil, nil, false, &DecodeError{File: path.Join(s.Name, pipeline.ValidText(n)), Err: errors.New("the file name is not valid UTF-8, and file names go into the tables as text: rename the file")}
@@ -208,6 +213,13 @@ func (s *TSVFolder) list() (files []string, skipped []string, others []FileSum, 
 		}
 	}
 	return files, skipped, others, true, nil
+}
+
+// blankFile reports whether the file p holds nothing but a byte order
+// mark and white space (a read error says no: reading it will say why).
+func blankFile(p string) bool {
+	b, err := os.ReadFile(p)
+	return err == nil && len(bytes.TrimSpace(bytes.TrimPrefix(b, utf8BOM))) == 0
 }
 
 // ReadDirNames returns the names in the folder p, sorted: the order a
@@ -359,14 +371,6 @@ func (s *TSVFolder) readFile(ctx context.Context, p, base string, layout **tsvLa
 			// A byte order mark (editors and spreadsheets on Windows write
 			// one) is not part of the first column's name.
 			line := bytes.TrimPrefix(bytes.TrimRight(c.Data[:i], "\r"), utf8BOM)
-			if len(line) == 0 && c.Rows == 1 {
-				// Only a byte order mark (or a blank line): as empty as a
-				// file of no bytes, which the listing passes over.
-				s.mu.Lock()
-				s.notes = append(s.notes, fmt.Sprintf("passed over %s (empty but for a byte order mark or blank line)", name))
-				s.mu.Unlock()
-				return nil
-			}
 			if *layout == nil || (*layout).line != string(line) {
 				l, err := s.layout(name, line)
 				if err != nil {

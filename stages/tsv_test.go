@@ -355,4 +355,12 @@ func TestTSVByteOrderMark(t *testing.T) {
 	if notes := strings.Join(s.Notes(), "; "); !strings.Contains(notes, "passed over chats/c (empty but for a byte order mark") {
 		t.Errorf("notes %q", notes)
 	}
+	// A blank first line before a header is a bad header, not an empty
+	// file, however small the batches.
+	blank := t.TempDir()
+	os.WriteFile(filepath.Join(blank, "g"), []byte("\nid\ttext\n1\tx\n2\ty\n"), 0o644)
+	s = &TSVFolder{Path: blank, Name: "chats", Mem: mem, BatchRows: 1, Columns: []TSVColumn{{Name: "id", Type: arrow.BinaryTypes.String}, {Name: "text", Type: arrow.BinaryTypes.String}}}
+	if rows, _, err := decodeTSV(t, s); err == nil || !strings.Contains(err.Error(), "chats/g:1: bad header") {
+		t.Errorf("a blank line before the header: rows %v, err %v", rows, err)
+	}
 }
