@@ -186,9 +186,11 @@ type Input struct {
 
 // Column declares one input column.
 type Column struct {
-	// Name is the key in the input. It may not start with _ (agora's
-	// own columns, _file and _line, do); a JSON key that does can be
-	// read through Aliases.
+	// Name is the key in the input. It may not be _file or _line
+	// (agora's own columns of each row's source); any other name that
+	// starts with _ must be renamed or dropped by a step, since the
+	// writers leave such columns out (a JSON key can also be read
+	// through Aliases).
 	Name string `yaml:"name"`
 	// Type is a type expression such as string, int64, float64, bool,
 	// list<string> or list<struct<text:string,citations:list<string>>>.

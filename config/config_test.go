@@ -101,10 +101,10 @@ func TestLoadBad(t *testing.T) {
 		{
 			file: "reserved_names.bad.yaml",
 			want: []string{
-				`reserved_names.bad.yaml:10: datasets.d.inputs.in.columns[1].name: invalid value: "_line" starts with _, which marks agora's own columns`,
+				`reserved_names.bad.yaml:10: datasets.d.inputs.in.columns[1].name: invalid value: "_line" is the name of agora's own column of each row's source`,
 				`reserved_names.bad.yaml:14: datasets.d.inputs.chats.file_column: invalid value: "id" is a declared column too`,
-				`reserved_names.bad.yaml:20: datasets.d.inputs.more.file_column: invalid value: "_file" starts with _`,
-				`reserved_names.bad.yaml:28: datasets.d.tables.t.steps[0].derive[0].name: invalid value: "_note" starts with _`,
+				`reserved_names.bad.yaml:20: datasets.d.inputs.more.file_column: invalid value: "_file" is the name of agora's own column`,
+				`reserved_names.bad.yaml:28: datasets.d.tables.t.steps[0].derive[0].name: invalid value: "_line" is the name of agora's own column`,
 			},
 			is: ErrInvalid,
 		},

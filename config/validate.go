@@ -209,10 +209,14 @@ func (c *Config) validateDataset(id string, d *Dataset, add addFunc) {
 	}
 }
 
-// reservedName is the error for a column name that starts with _: such
-// names are agora's own (_file and _line carry each row's source to
-// _rejects), and the writers leave them out of the tables.
-const reservedName = "%q starts with _, which marks agora's own columns (the row's source file and line, left out of the tables): rename it (for a JSON key, name the column otherwise and list the key in aliases)"
+// reservedName is the error for a column named like agora's own: _file
+// and _line carry each row's source to _rejects, and a column that
+// starts with _ is left out of the tables (a step that makes one is an
+// error when the table is built).
+const reservedName = "%q is the name of agora's own column of each row's source (file and line): name it otherwise (for a JSON key, name the column otherwise and list the key in aliases)"
+
+// reserved reports whether name is one of agora's own columns.
+func reserved(name string) bool { return name == "_file" || name == "_line" }
 
 func (c *Config) validateInput(p string, in *Input, add addFunc) {
 	if in == nil {
@@ -252,7 +256,7 @@ func (c *Config) validateInput(p string, in *Input, add addFunc) {
 	if len(in.Columns) == 0 {
 		add(p+".columns", ErrRequired, "declare the columns to read")
 	}
-	if strings.HasPrefix(in.FileColumn, "_") {
+	if reserved(in.FileColumn) {
 		add(p+".file_column", ErrInvalid, reservedName, in.FileColumn)
 	}
 	if in.FileColumn != "" && slices.ContainsFunc(in.Columns, func(c Column) bool { return c.Name == in.FileColumn }) {
@@ -265,7 +269,7 @@ func (c *Config) validateInput(p string, in *Input, add addFunc) {
 			add(cp+".name", ErrRequired, "column name")
 		} else if seen[col.Name] {
 			add(cp+".name", ErrInvalid, "duplicate column %q", col.Name)
-		} else if strings.HasPrefix(col.Name, "_") {
+		} else if reserved(col.Name) {
 			add(cp+".name", ErrInvalid, reservedName, col.Name)
 		}
 		seen[col.Name] = true
@@ -343,7 +347,7 @@ func (c *Config) validateStep(p string, d *Dataset, s Step, add addFunc) {
 			dp := fmt.Sprintf("%s.derive[%d]", p, i)
 			if dv.Name == "" {
 				add(dp+".name", ErrRequired, "name the new column")
-			} else if strings.HasPrefix(dv.Name, "_") {
+			} else if reserved(dv.Name) {
 				add(dp+".name", ErrInvalid, reservedName, dv.Name)
 			}
 			if dv.Fn == "" {

@@ -68,11 +68,19 @@ func BuildTable(cfg *config.Config, dataset, table, dataRoot string, mem memory.
 		if v, ok := st.(*Validate); ok {
 			v.Within(fmt.Sprintf("steps[%d]", i))
 		}
+		if c := madeHidden(schema, out); c != "" {
+			return nil, cfg.At(sp, fmt.Errorf("the step makes column %q, and a name that starts with _ is left out of the tables (agora's own columns are named so): name it otherwise", c))
+		}
 		b.Stages = append(b.Stages, st)
 		schema = out
 		if grain {
 			b.CountAfter = i + 1
 		}
+	}
+	if c := madeHidden(nil, schema); c != "" {
+		// An input column of that name (a TSV header, a Parquet column)
+		// that no step renamed or dropped.
+		return nil, cfg.At(tp, fmt.Errorf("column %q starts with _, and such a column is left out of the tables (agora's own columns are named so): rename or drop it in a step", c))
 	}
 	for i, p := range t.PartitionBy {
 		if colIndex(schema, p) < 0 {
@@ -93,6 +101,21 @@ func BuildTable(cfg *config.Config, dataset, table, dataRoot string, mem memory.
 	}
 	b.Schema = schema
 	return b, nil
+}
+
+// madeHidden returns the first column of out, not in in (nil: none),
+// whose name starts with _ but that is not one of agora's own (the row's
+// file and line): the writers would leave it out without a word.
+func madeHidden(in, out *arrow.Schema) string {
+	for _, f := range out.Fields() {
+		if !strings.HasPrefix(f.Name, "_") || f.Name == pipeline.LineColumn || f.Name == pipeline.FileColumn || f.Name == seqField {
+			continue
+		}
+		if in == nil || colIndex(in, f.Name) < 0 {
+			return f.Name
+		}
+	}
+	return ""
 }
 
 // checkWriterColumns reports a column a table's writer.dictionary,

@@ -1,0 +1,60 @@
+package stages
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agora-etl/agora/config"
+)
+
+// TestBuildRefusesHiddenColumns: a column whose name starts with _ would
+// be left out of the tables without a word (agora's own columns are
+// named so): a step that makes one, or an input column of that name no
+// step renames, stops the build naming where.
+func TestBuildRefusesHiddenColumns(t *testing.T) {
+	data := t.TempDir()
+	os.MkdirAll(filepath.Join(data, "d"), 0o755)
+	os.WriteFile(filepath.Join(data, "d", "in.jsonl"), []byte(`{"id":"a","_x":1}`+"\n"), 0o644)
+	for _, tc := range []struct {
+		name, steps, want string
+	}{
+		{"rename to _", `[{rename: {id: _id}}]`, `datasets.d.tables.t.steps[0]: the step makes column "_id"`},
+		{"aggregate column", `[{aggregate: {by: [id], columns: [{name: _n, fn: count}]}}]`, `datasets.d.tables.t.steps[0]: the step makes column "_n"`},
+		{"input column kept", `[]`, `datasets.d.tables.t: column "_x" starts with _`},
+		{"input column renamed", `[{rename: {_x: x}}]`, ``},
+		{"input column dropped", `[{drop: [_x]}]`, ``},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := `version: 1
+datasets:
+  d:
+    inputs:
+      in: {path: d/in.jsonl, format: jsonl, columns: [{name: id, type: string}, {name: _x, type: int64}]}
+    tables:
+      t:
+        input: in
+        steps: ` + tc.steps + "\n"
+			cfg, err := config.Load("p.yaml", []byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := BuildTable(cfg, "d", "t", data, nil)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				for _, s := range b.Stages {
+					if c, ok := s.(interface{ Close() }); ok {
+						c.Close()
+					}
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
