@@ -69,7 +69,7 @@ func TestLoadBad(t *testing.T) {
 			want: []string{
 				"many_errors.bad.yaml:1: version: invalid value: must be 1, got 2",
 				"many_errors.bad.yaml:2: batch_rows: invalid value: must be ≥ 1",
-				"many_errors.bad.yaml:26: batch_bytes: invalid value: must be ≥ 4096",
+				"many_errors.bad.yaml:27: batch_bytes: invalid value: must be ≥ 4096",
 				"many_errors.bad.yaml:3: memory_limit: invalid value: must be -1 (the runtime's own) or at least 33554432",
 				"many_errors.bad.yaml:5: writer.compression: invalid value",
 				"many_errors.bad.yaml:12: datasets.d.inputs.in.path: required",
@@ -80,6 +80,7 @@ func TestLoadBad(t *testing.T) {
 				"datasets.d.tables.t.steps[0]: invalid value: a step has exactly one of",
 				"datasets.d.tables.t.steps[1].unpivot.pattern: invalid value",
 				"datasets.d.tables.t.steps[2].validate[0].range: invalid value: min 5 is greater than max 1",
+				"datasets.d.tables.t.steps[2].validate[1].range.max: invalid value: NaN bounds nothing",
 			},
 			is: ErrInvalid,
 		},

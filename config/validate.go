@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -387,6 +388,14 @@ func (c *Config) validateRule(p string, r Rule, add addFunc) {
 		}
 		if r.Range.Min != nil && r.Range.Max != nil && *r.Range.Min > *r.Range.Max {
 			add(p+".range", ErrInvalid, "min %v is greater than max %v", *r.Range.Min, *r.Range.Max)
+		}
+		for _, b := range []struct {
+			key string
+			v   *float64
+		}{{"min", r.Range.Min}, {"max", r.Range.Max}} {
+			if b.v != nil && math.IsNaN(*b.v) {
+				add(p+".range."+b.key, ErrInvalid, "NaN bounds nothing (every comparison with it is false)")
+			}
 		}
 	}
 	if r.EqualLengths != nil {

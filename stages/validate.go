@@ -212,7 +212,7 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 					return true
 				})
 				if found {
-					return col, fmt.Sprintf("value %d is outside [%s, %s]", bad, fmtNum(lo), fmtNum(hi))
+					return col, fmt.Sprintf("value %d is outside [%s, %s]", bad, fmtBound(lo), fmtBound(hi))
 				}
 				return "", ""
 			}})
@@ -546,3 +546,13 @@ func valueString(a arrow.Array, i int) string {
 }
 
 func fmtNum(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// fmtBound is fmtNum for a bound an integer is held to: a whole number
+// is written out in digits (9007199254740992, not 9.007199254740992e+15,
+// which beside an integer reads as another number).
+func fmtBound(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return fmtNum(f)
+}

@@ -544,7 +544,7 @@ func TestValidateRangeIntegersExact(t *testing.T) {
 	for _, r := range rej.List() {
 		got = append(got, fmt.Sprintf("%d %s", r.Line, r.Reason))
 	}
-	if want := "2 value 9007199254740993 is outside [-Inf, 9.007199254740992e+15]|3 value 0 is outside [0.5, +Inf]"; strings.Join(got, "|") != want {
+	if want := "2 value 9007199254740993 is outside [-Inf, 9007199254740992]|3 value 0 is outside [0.5, +Inf]"; strings.Join(got, "|") != want {
 		t.Errorf("rejects %q, want %q", strings.Join(got, "|"), want)
 	}
 }
