@@ -224,17 +224,38 @@ func deref(n *yaml.Node) *yaml.Node {
 	return n
 }
 
+// mapValue returns the value of key in a mapping, following aliases and,
+// where the mapping itself lacks the key, its merges (<<: *a or
+// <<: [*a, *b], the first that has it), as YAML does.
 func mapValue(n *yaml.Node, key string) *yaml.Node {
 	n = deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
 	}
+	var merged []*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
+		switch n.Content[i].Value {
+		case key:
 			return n.Content[i+1]
+		case "<<":
+			merged = append(merged, mergeSources(n.Content[i+1])...)
+		}
+	}
+	for _, m := range merged {
+		if v := mapValue(m, key); v != nil {
+			return v
 		}
 	}
 	return nil
+}
+
+// mergeSources returns the mappings a merge key's value names: one
+// mapping, or a list of them.
+func mergeSources(v *yaml.Node) []*yaml.Node {
+	if v = deref(v); v != nil && v.Kind == yaml.SequenceNode {
+		return v.Content
+	}
+	return []*yaml.Node{v}
 }
 
 // mapKeys lists a mapping's keys in file order, following aliases and
@@ -249,10 +270,12 @@ func mapKeys(n *yaml.Node) []string {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i].Value
 		if k == "<<" {
-			for _, mk := range mapKeys(n.Content[i+1]) {
-				if !seen[mk] {
-					seen[mk] = true
-					keys = append(keys, mk)
+			for _, m := range mergeSources(n.Content[i+1]) {
+				for _, mk := range mapKeys(m) {
+					if !seen[mk] {
+						seen[mk] = true
+						keys = append(keys, mk)
+					}
 				}
 			}
 			continue
