@@ -122,14 +122,20 @@ func NewAggregate(mem memory.Allocator, full *arrow.Schema, cfg *config.Aggregat
 	if colIndex(full, seqField) >= 0 {
 		return nil, fmt.Errorf("aggregate: %q is a name agora keeps for itself", seqField)
 	}
-	// A column named that the input lacks is reported against the whole
-	// input (the planning below sees only the columns it reads).
+	// A column named that the input lacks is reported here, against the
+	// whole input: newAggregate sees only the columns read (and finds
+	// them again, for a partition file's rows too, by name).
 	if _, err := needColumns(full, cfg.By...); err != nil {
 		return nil, fmt.Errorf("aggregate: by: %w", err)
 	}
 	for i, c := range cfg.Columns {
 		if _, err := needColumns(full, c.Args...); err != nil {
 			return nil, fmt.Errorf("aggregate: columns[%d] %s: %w", i, c.Name, err)
+		}
+		if c.When != nil {
+			if _, err := needColumns(full, c.When.Column); err != nil {
+				return nil, fmt.Errorf("aggregate: columns[%d] %s: when: %w", i, c.Name, err)
+			}
 		}
 	}
 	// Read only the columns the aggregation needs.

@@ -852,6 +852,7 @@ func TestAggregateNamesInputColumns(t *testing.T) {
 	}{
 		{"by", &config.Aggregate{By: []string{"file"}, Columns: []config.AggColumn{{Name: "n", Fn: "count"}}}, `aggregate: by: no column "file" (have g, v)`},
 		{"arg", &config.Aggregate{By: []string{"g"}, Columns: []config.AggColumn{{Name: "s", Fn: "sum", Args: []string{"w"}}}}, `aggregate: columns[0] s: no column "w" (have g, v)`},
+		{"when", &config.Aggregate{By: []string{"g"}, Columns: []config.AggColumn{{Name: "n", Fn: "count", When: &config.When{Column: "w", In: []string{"x"}}}}}, `aggregate: columns[0] n: when: no column "w" (have g, v)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewAggregate(memory.NewGoAllocator(), s, tc.cfg)
