@@ -432,10 +432,7 @@ func eachString(a arrow.Array, i int, f func(string) bool) {
 
 // eachNumber is eachString for numbers.
 func eachNumber(a arrow.Array, i int, f func(float64) bool) {
-	if a.IsNull(i) {
-		return
-	}
-	num := func(a arrow.Array, j int) float64 {
+	eachValue(a, i, func(a arrow.Array, j int) float64 {
 		switch c := a.(type) {
 		case *array.Int64:
 			return float64(c.Value(j))
@@ -445,18 +442,7 @@ func eachNumber(a arrow.Array, i int, f func(float64) bool) {
 			return c.Value(j)
 		}
 		return math.NaN()
-	}
-	if l, ok := a.(*array.List); ok {
-		s, e := l.ValueOffsets(i)
-		vals := l.ListValues()
-		for j := s; j < e; j++ {
-			if vals.IsValid(int(j)) && !f(num(vals, int(j))) {
-				return
-			}
-		}
-		return
-	}
-	f(num(a, i))
+	}, f)
 }
 
 // isIntegral reports whether t is an integer type or a list of one.
@@ -470,14 +456,20 @@ func isIntegral(t arrow.DataType) bool {
 // eachInt is eachNumber for an integer column (isIntegral): it calls f
 // with the value, or with each value of the list, exactly.
 func eachInt(a arrow.Array, i int, f func(int64) bool) {
-	if a.IsNull(i) {
-		return
-	}
-	num := func(a arrow.Array, j int) int64 {
+	eachValue(a, i, func(a arrow.Array, j int) int64 {
 		if c, ok := a.(*array.Int32); ok {
 			return int64(c.Value(j))
 		}
 		return a.(*array.Int64).Value(j)
+	}, f)
+}
+
+// eachValue calls f with row i's value of a, read by num, or with each
+// non-null value of its list, until f returns false; a null row has
+// none.
+func eachValue[T any](a arrow.Array, i int, num func(arrow.Array, int) T, f func(T) bool) {
+	if a.IsNull(i) {
+		return
 	}
 	if l, ok := a.(*array.List); ok {
 		s, e := l.ValueOffsets(i)
