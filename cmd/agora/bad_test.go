@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,7 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -84,16 +82,7 @@ func rejectsOf(t *testing.T, out, ds string) []string {
 	if _, err := os.Stat(p); err != nil {
 		return nil
 	}
-	rdr, err := file.OpenParquetFile(p, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Close()
-	fr, _ := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1024}, memory.DefaultAllocator)
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := readTable(t, p)
 	defer tbl.Release()
 	tr := array.NewTableReader(tbl, 1024)
 	defer tr.Release()

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -36,19 +37,7 @@ func TestInspectHeadAcrossFiles(t *testing.T) {
 		if err != nil || d.IsDir() || filepath.Ext(p) != ".parquet" {
 			return err
 		}
-		rdr, err := file.OpenParquetFile(p, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rdr.Close()
-		fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.NewGoAllocator())
-		if err != nil {
-			t.Fatal(err)
-		}
-		tbl, err := fr.ReadTable(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
+		tbl := readTable(t, p)
 		defer tbl.Release()
 		col := tbl.Column(int(tbl.Schema().FieldIndices("query_id")[0]))
 		for _, c := range col.Data().Chunks() {
@@ -122,4 +111,23 @@ func TestCardKeepsTableRows(t *testing.T) {
 			t.Errorf("card lacks the row %q:\n%s", want, card)
 		}
 	}
+}
+
+// readTable reads the Parquet file p whole, with Go's allocator.
+func readTable(t *testing.T, p string) arrow.Table {
+	t.Helper()
+	rdr, err := file.OpenParquetFile(p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.NewGoAllocator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
 }
