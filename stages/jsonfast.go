@@ -9,7 +9,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/valyala/fastjson/fastfloat"
 )
 
 // The fast JSON path decodes a plain line straight into the builders, in
@@ -460,7 +459,7 @@ func (st *fastLine) check(t int32, ft *fastType) bool {
 		if v.kind != tokNumber {
 			return false
 		}
-		f, err := fastfloat.Parse(st.text(v))
+		f, err := parseFloat(st.text(v))
 		st.toks[t].num = f
 		return err == nil && !math.IsInf(f, 0) // 1e400: the general path rejects it
 	case fastBool:

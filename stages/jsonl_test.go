@@ -139,6 +139,20 @@ func TestJSONLinesDecode(t *testing.T) {
 			rejects: []string{"type:1", "type:2"},
 		},
 		{
+			// fastfloat alone read these a unit in the last place off
+			// (2.7412500000000002e-05); Python's float() does not.
+			name:    "floats with an exponent or many digits are read correctly rounded, and integral floats only under 2^53",
+			input:   `{"id":"a","p":2.74125e-05}` + "\n" + `{"id":"b","p":6.958329e-01}` + "\n" + `{"id":"c","p":7.02916E-3}` + "\n" + `{"id":"d","p":0.19999999999999996}` + "\n" + `{"id":"e","n":9007199254740993.0}` + "\n" + `{"id":"f","n":9007199254740991.0}` + "\n",
+			want: []string{
+				`{"id":"a","n":null,"p":0.0000274125,"raw_text":null,"st":null,"tags":null}`,
+				`{"id":"b","n":null,"p":0.6958329,"raw_text":null,"st":null,"tags":null}`,
+				`{"id":"c","n":null,"p":0.00702916,"raw_text":null,"st":null,"tags":null}`,
+				`{"id":"d","n":null,"p":0.19999999999999996,"raw_text":null,"st":null,"tags":null}`,
+				`{"id":"f","n":9007199254740991,"p":null,"raw_text":null,"st":null,"tags":null}`,
+			},
+			rejects: []string{"type:5"},
+		},
+		{
 			name:    "invalid UTF-8 is rejected",
 			input:   "{\"id\":\"\xff\xfe\"}\n",
 			rejects: []string{"type:1"},

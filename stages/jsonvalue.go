@@ -114,7 +114,7 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 				// fastjson takes any run of digits, signs, dots and
 				// exponents as a number; one that does not parse would
 				// otherwise be stored as 0.
-				f, err := v.Float64()
+				f, err := parseFloat(v.String())
 				if err != nil {
 					return fmt.Errorf("want number, got %s", v.String())
 				}
@@ -130,7 +130,7 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 					b.AppendNull()
 					return
 				}
-				f, _ := v.Float64()
+				f, _ := parseFloat(v.String())
 				b.(*array.Float64Builder).Append(f)
 			},
 		}, nil
@@ -315,7 +315,7 @@ func intOf(v *fastjson.Value) (int64, error) {
 	if n, err := v.Int64(); err == nil {
 		return n, nil
 	}
-	f, err := v.Float64()
+	f, err := parseFloat(v.String())
 	if err != nil {
 		return 0, err
 	}
@@ -327,17 +327,39 @@ func intOfRaw(s string) (int64, error) {
 	if n, err := fastfloat.ParseInt64(s); err == nil {
 		return n, nil
 	}
-	f, err := fastfloat.Parse(s)
+	f, err := parseFloat(s)
 	if err != nil {
 		return 0, err
 	}
 	return integral(f)
 }
 
-// integral returns f as an integer when it is a whole number of at most
-// 2⁵³ in magnitude (exactly representable), else an error.
+// parseFloat reads a JSON number's text as Python's float() and
+// strconv.ParseFloat do: correctly rounded. fastfloat.Parse is that only
+// for a short plain decimal (its digits under 2^53, divided once by a
+// power of ten); with an exponent (2.74125e-05) or more digits it can be
+// a unit in the last place off, so those go through strconv. A number
+// past float64's range is ±Inf (the check rejects it), as fastfloat gives
+// it.
+func parseFloat(s string) (float64, error) {
+	if len(s) <= 15 && strings.IndexAny(s, "eE") < 0 {
+		return fastfloat.Parse(s)
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && errors.Is(err, strconv.ErrRange) && math.IsInf(f, 0) {
+		return f, nil
+	}
+	if err != nil {
+		return fastfloat.Parse(s) // its own error, or a word as it reads one
+	}
+	return f, nil
+}
+
+// integral returns f as an integer when it is a whole number under 2⁵³
+// in magnitude, else an error: from 2⁵³ on, the float may be the rounding
+// of another integer (9007199254740993.0 reads as 2⁵³).
 func integral(f float64) (int64, error) {
-	if f != math.Trunc(f) || math.IsInf(f, 0) || math.Abs(f) > 1<<53 {
+	if f != math.Trunc(f) || math.IsInf(f, 0) || math.Abs(f) >= 1<<53 {
 		return 0, fmt.Errorf("want integer, got %s", strconv.FormatFloat(f, 'g', -1, 64))
 	}
 	return int64(f), nil
