@@ -141,8 +141,8 @@ func TestJSONLinesDecode(t *testing.T) {
 		{
 			// fastfloat alone read these a unit in the last place off
 			// (2.7412500000000002e-05); Python's float() does not.
-			name:    "floats with an exponent or many digits are read correctly rounded, and integral floats only under 2^53",
-			input:   `{"id":"a","p":2.74125e-05}` + "\n" + `{"id":"b","p":6.958329e-01}` + "\n" + `{"id":"c","p":7.02916E-3}` + "\n" + `{"id":"d","p":0.19999999999999996}` + "\n" + `{"id":"e","n":9007199254740993.0}` + "\n" + `{"id":"f","n":9007199254740991.0}` + "\n",
+			name:  "floats with an exponent or many digits are read correctly rounded, and integral floats only under 2^53",
+			input: `{"id":"a","p":2.74125e-05}` + "\n" + `{"id":"b","p":6.958329e-01}` + "\n" + `{"id":"c","p":7.02916E-3}` + "\n" + `{"id":"d","p":0.19999999999999996}` + "\n" + `{"id":"e","n":9007199254740993.0}` + "\n" + `{"id":"f","n":9007199254740991.0}` + "\n",
 			want: []string{
 				`{"id":"a","n":null,"p":0.0000274125,"raw_text":null,"st":null,"tags":null}`,
 				`{"id":"b","n":null,"p":0.6958329,"raw_text":null,"st":null,"tags":null}`,
