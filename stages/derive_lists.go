@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	Register("align_by_key", "[list<string> ids, list<string> keys, list values]", "Reorders values (aligned with keys) to follow ids: element i is the value whose key is ids[i], null where no key matches (rankings matched to candidates by id). A row whose keys and values differ in length is rejected.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+	Register("align_by_key", "[list<string> ids, list<string> keys, list values]", "Reorders values (aligned with keys) to follow ids: element i is the value whose key is ids[i], null where no key matches, every element null when keys or values are null (rankings matched to candidates by id; an unranked comparison keeps its candidates). A row whose keys and values differ in length is rejected.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
 		idx, err := argColumns(in, d, 3)
 		if err != nil {
 			return nil, err
@@ -40,9 +40,19 @@ func init() {
 					// Misaligned whatever ids holds, a null list too.
 					bad[i] = fmt.Sprintf("%s has %d elements, %s has %d", d.Args[1], ke-ks, d.Args[2], ve-vs)
 				}
-				if ids.IsNull(i) || keys.IsNull(i) || vals.IsNull(i) {
+				if ids.IsNull(i) {
 					offsets = append(offsets, offsets[len(offsets)-1])
 					valid = append(valid, false)
+					continue
+				}
+				if keys.IsNull(i) || vals.IsNull(i) {
+					// No key matches any id: a null for each (a comparison
+					// left unranked keeps its candidates, each with no
+					// rank).
+					is, ie := ids.ValueOffsets(i)
+					ib.AppendNulls(int(ie - is))
+					offsets = append(offsets, int32(ib.Len()))
+					valid = append(valid, true)
 					continue
 				}
 				pos := map[string]int64{}

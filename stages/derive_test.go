@@ -668,7 +668,8 @@ func TestAppendCase(t *testing.T) {
 }
 
 // TestAlignByKeyRejectsMisalignedRows: keys and values of different
-// lengths reject the row whatever ids holds, a null list too.
+// lengths reject the row whatever ids holds, a null list too; null keys
+// or values give a null for each id.
 func TestAlignByKeyRejectsMisalignedRows(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -678,7 +679,7 @@ func TestAlignByKeyRejectsMisalignedRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	in := tcBatch(t, mem, s, `[{"ids":["c1"],"keys":["c1"],"vals":[1,2],"_line":1},{"ids":null,"keys":["c1"],"vals":[1,2],"_line":2},{"ids":null,"keys":["c1"],"vals":[1],"_line":3},{"ids":["c1"],"keys":null,"vals":[1,2],"_line":4}]`)
+	in := tcBatch(t, mem, s, `[{"ids":["c1"],"keys":["c1"],"vals":[1,2],"_line":1},{"ids":null,"keys":["c1"],"vals":[1,2],"_line":2},{"ids":null,"keys":["c1"],"vals":[1],"_line":3},{"ids":["c1"],"keys":null,"vals":[1,2],"_line":4},{"ids":["c1","c2"],"keys":null,"vals":null,"_line":5}]`)
 	defer in.Release()
 	rej := &pipeline.Rejects{}
 	out, err := d.Process(t.Context(), in, rej)
@@ -686,6 +687,7 @@ func TestAlignByKeyRejectsMisalignedRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Release()
-	tcEqual(t, "rows", tcRows(out), []string{`3:{"al":null,"ids":null,"keys":["c1"],"vals":[1]}`, `4:{"al":null,"ids":["c1"],"keys":null,"vals":[1,2]}`})
+	// Null keys or values match no id: each candidate stays, with a null.
+	tcEqual(t, "rows", tcRows(out), []string{`3:{"al":null,"ids":null,"keys":["c1"],"vals":[1]}`, `4:{"al":[null],"ids":["c1"],"keys":null,"vals":[1,2]}`, `5:{"al":[null,null],"ids":["c1","c2"],"keys":null,"vals":null}`})
 	tcEqual(t, "rejects", tcRejects(rej.List()), []string{"align_by_key  1", "align_by_key  2"})
 }
