@@ -114,7 +114,7 @@ var AggregateFuncs = map[string]string{
 	"max":            "the largest number (int64 for an integer column, exact; else float64)",
 	"sum":            "the sum of numbers (float64)",
 	"union":          "distinct values of string, list<string> or map<string,…> keys over several args, in first-seen order within each arg, arg after arg, without exclude",
-	"schulze":        "the Schulze winner of the group's rankings: args [candidates list<string>, ranked ids list<string>, ranks list<int64>] per row, 0 = best; rankings with a -1 (mock) or not ranking every candidate are left out; ties go to the smallest id",
+	"schulze":        "the Schulze winner of the group's rankings: args [candidates list<string>, ranked ids list<string>, ranks list<int64>] per row, 0 = best; rankings with a -1 (mock) or not ranking every candidate of their row are left out; a candidate only other rows show is below all a ballot ranks; ties go to the smallest id",
 }
 
 // NewAggregate plans an aggregation of in.
