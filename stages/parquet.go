@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -498,6 +500,9 @@ func conform(ctx context.Context, mem memory.Allocator, a arrow.Array, want arro
 	if a.DataType().ID() == arrow.STRING && want.ID() == arrow.TIMESTAMP {
 		return isoTimestamps(mem, a.(*array.String))
 	}
+	if want.ID() == arrow.STRING && (a.DataType().ID() == arrow.FLOAT64 || a.DataType().ID() == arrow.FLOAT32) {
+		return floatTexts(mem, a)
+	}
 	if want.ID() == arrow.TIMESTAMP && arrow.IsInteger(a.DataType().ID()) {
 		// arrow-go's cast would take the integers as the declared unit
 		// (microseconds): seconds or milliseconds would land in 1970.
@@ -635,6 +640,41 @@ func retype(d arrow.ArrayData, want arrow.DataType) arrow.ArrayData {
 }
 
 // isoTimestamps parses ISO 8601 strings into microseconds UTC.
+// floatTexts writes floats (pandas stores an integer id column with
+// missing values as float64) as text the way the same number stored as an
+// integer or a string reads: digits without an exponent up to 1e21
+// (123456789012, not arrow-go's 1.23456789012e+11), the shortest
+// representation that reads back, and NaN and Inf as words.
+func floatTexts(mem memory.Allocator, a arrow.Array) (arrow.Array, error) {
+	b := array.NewStringBuilder(mem)
+	defer b.Release()
+	b.Reserve(a.Len())
+	bits := 64
+	if a.DataType().ID() == arrow.FLOAT32 {
+		bits = 32
+	}
+	var buf []byte
+	for i := range a.Len() {
+		if a.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		var f float64
+		if bits == 32 {
+			f = float64(a.(*array.Float32).Value(i))
+		} else {
+			f = a.(*array.Float64).Value(i)
+		}
+		format := byte('f')
+		if math.Abs(f) >= 1e21 || (f != 0 && math.Abs(f) < 1e-6) {
+			format = 'g'
+		}
+		buf = strconv.AppendFloat(buf[:0], f, format, -1, bits)
+		b.BinaryBuilder.Append(buf)
+	}
+	return b.NewArray(), nil
+}
+
 func isoTimestamps(mem memory.Allocator, s *array.String) (arrow.Array, error) {
 	tb := array.NewTimestampBuilder(mem, &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"})
 	defer tb.Release()

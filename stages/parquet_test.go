@@ -702,3 +702,33 @@ func TestParquetOptionalColumns(t *testing.T) {
 		t.Errorf("a required column missing: err = %v", err)
 	}
 }
+
+// TestConformFloatsToText: floats where a string is declared read as
+// the same number stored as an integer or text does: 123456789012, not
+// 1.23456789012e+11 (pandas stores an integer id column with missing
+// values as float64).
+func TestConformFloatsToText(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	a, _, err := array.FromJSON(mem, arrow.PrimitiveTypes.Float64, strings.NewReader(`[123456789012.0, 146938998, 0.5, -2.25, null, 1e22, 1e-7, 0]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release()
+	out, err := conform(t.Context(), mem, a, arrow.BinaryTypes.String)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	var got []string
+	for i := range out.Len() {
+		if out.IsNull(i) {
+			got = append(got, "null")
+			continue
+		}
+		got = append(got, out.(*array.String).Value(i))
+	}
+	if want := "123456789012 146938998 0.5 -2.25 null 1e+22 1e-07 0"; strings.Join(got, " ") != want {
+		t.Errorf("texts %q, want %q", strings.Join(got, " "), want)
+	}
+}
