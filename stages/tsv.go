@@ -187,6 +187,7 @@ func (s *TSVFolder) list() (files []string, skipped []string, others []FileSum, 
 		if err != nil {
 			return nil, nil, nil, false, &DecodeError{File: path.Join(s.Name, n), Err: err}
 		}
+		var b []byte // a file of a few bytes, read once to see whether it is blank
 		switch {
 		case fi.IsDir():
 			skipped = append(skipped, n+" (a folder)")
@@ -200,9 +201,8 @@ func (s *TSVFolder) list() (files []string, skipped []string, others []FileSum, 
 		case fi.Size() == 0:
 			skipped = append(skipped, n+" (empty)")
 			others = append(others, FileSum{Name: n, SHA256: emptySum, Summed: true})
-		case fi.Size() <= int64(len(utf8BOM))+2 && blankFile(p):
+		case fi.Size() <= int64(len(utf8BOM))+2 && blankFile(p, &b):
 			// Only a byte order mark or a line end: as empty.
-			b, _ := os.ReadFile(p)
 			skipped = append(skipped, n+" (empty but for a byte order mark or line end)")
 			others = append(others, FileSum{Name: n, SHA256: sha256.Sum256(b), Bytes: int64(len(b)), Summed: true})
 		case !utf8.ValidString(n):
@@ -215,11 +215,13 @@ func (s *TSVFolder) list() (files []string, skipped []string, others []FileSum, 
 	return files, skipped, others, true, nil
 }
 
-// blankFile reports whether the file p holds nothing but a byte order
-// mark and white space (a read error says no: reading it will say why).
-func blankFile(p string) bool {
-	b, err := os.ReadFile(p)
-	return err == nil && len(bytes.TrimSpace(bytes.TrimPrefix(b, utf8BOM))) == 0
+// blankFile reads the file p into *b and reports whether it holds
+// nothing but a byte order mark and white space (a read error says no:
+// reading it will say why).
+func blankFile(p string, b *[]byte) bool {
+	var err error
+	*b, err = os.ReadFile(p)
+	return err == nil && len(bytes.TrimSpace(bytes.TrimPrefix(*b, utf8BOM))) == 0
 }
 
 // ReadDirNames returns the names in the folder p, sorted: the order a
