@@ -43,8 +43,9 @@ type ParquetColumn struct {
 // most BatchRows rows, row group after row group, without loading the
 // file whole. It accepts what pandas/pyarrow writes: 3-level lists whose
 // element is named element or item, a pandas metadata key, timestamps in
-// ns/us/ms (converted to microseconds UTC; sub-microsecond digits are an
-// error) or ISO 8601 strings (cut to the microsecond), integers where floats are declared and
+// ns/us/ms or ISO 8601 strings (converted to microseconds UTC; digits
+// below the microsecond are cut, and Notes counts the values that had
+// them), integers where floats are declared and
 // integral floats (nullable ints written by pandas) where integers are,
 // and lists nested one level more or less than declared where no value is
 // lost (reshape.go).
@@ -72,6 +73,9 @@ type ParquetFile struct {
 	extra  []arrow.Field
 	absent []string // optional columns the file lacks, in declared order
 	shaped []string // notes of columns read into another shape (reshape)
+	// cut counts, by declared column, the timestamps whose digits below
+	// the microsecond were cut.
+	cut map[string]int64
 	// uncarried are the file's columns CarryExtra leaves out: their
 	// names start with _, as agora's own columns' do.
 	uncarried []string
@@ -90,7 +94,13 @@ func (s *ParquetFile) Notes() []string {
 	if len(s.uncarried) > 0 {
 		notes = append(notes, fmt.Sprintf("%s: %s not carried (a name that starts with _ is agora's own)", s.Name, strings.Join(s.uncarried, ", ")))
 	}
-	return append(notes, s.shaped...)
+	notes = append(notes, s.shaped...)
+	for _, f := range s.Columns {
+		if n := s.cut[f.Name]; n > 0 {
+			notes = append(notes, fmt.Sprintf("%s: column %s: %d timestamps had digits below the microsecond, cut to the microsecond before (agora writes microseconds, which every Parquet reader takes)", s.Name, f.Name, n))
+		}
+	}
+	return notes
 }
 
 // Schema returns the schema of the decoded batches. With CarryExtra it
@@ -462,7 +472,15 @@ func (s *ParquetFile) Decode(ctx context.Context, c pipeline.Chunk, _ *pipeline.
 			releaseAll(cols)
 			return nil, fmt.Errorf("%s: no column %s in the batch read", s.Name, f.Name)
 		}
-		a, err := conform(ctx, s.Mem, in.Column(i[0]), f.Type)
+		a, cut, err := conformCounting(ctx, s.Mem, in.Column(i[0]), f.Type)
+		if cut > 0 {
+			s.mu.Lock()
+			if s.cut == nil {
+				s.cut = map[string]int64{}
+			}
+			s.cut[f.Name] += cut
+			s.mu.Unlock()
+		}
 		if err != nil {
 			releaseAll(cols)
 			line := c.Line // the batch's first row, unless the error names its own
@@ -485,8 +503,37 @@ func (s *ParquetFile) Decode(ctx context.Context, c pipeline.Chunk, _ *pipeline.
 
 // conform returns a converted to type want (a new reference the caller
 // owns): the same data when only field names differ, a safe cast
-// otherwise.
+// otherwise. Timestamps are cut to the microsecond as conformCounting's
+// are.
 func conform(ctx context.Context, mem memory.Allocator, a arrow.Array, want arrow.DataType) (arrow.Array, error) {
+	out, _, err := conformCounting(ctx, mem, a, want)
+	return out, err
+}
+
+// conformCounting is conform, and also returns how many timestamps of a
+// (ISO strings or nanoseconds, at its top level) had digits below the
+// microsecond, which it cuts to the microsecond before, as pyarrow's
+// allow_truncated_timestamps and JSON lines' RFC 3339 strings do: the
+// declared timestamp is microseconds, the unit Spark reads.
+func conformCounting(ctx context.Context, mem memory.Allocator, a arrow.Array, want arrow.DataType) (arrow.Array, int64, error) {
+	if wt, ok := want.(*arrow.TimestampType); ok && wt.Unit == arrow.Microsecond {
+		switch at := a.DataType().(type) {
+		case *arrow.StringType:
+			return isoTimestamps(mem, a.(*array.String))
+		case *arrow.TimestampType:
+			if at.Unit == arrow.Nanosecond {
+				out, cut := nanosToMicros(mem, a.(*array.Timestamp), wt)
+				return out, cut, nil
+			}
+		}
+	}
+	out, err := conformPlain(ctx, mem, a, want)
+	return out, 0, err
+}
+
+// conformPlain is conform for everything but the timestamps
+// conformCounting converts itself.
+func conformPlain(ctx context.Context, mem memory.Allocator, a arrow.Array, want arrow.DataType) (arrow.Array, error) {
 	if arrow.TypeEqual(a.DataType(), want) {
 		a.Retain()
 		return a, nil
@@ -497,9 +544,6 @@ func conform(ctx context.Context, mem memory.Allocator, a arrow.Array, want arro
 		return array.MakeFromData(data), nil
 	}
 	cctx := exec.WithAllocator(context.WithoutCancel(ctx), mem) // see arrowx.TakeColumns
-	if a.DataType().ID() == arrow.STRING && want.ID() == arrow.TIMESTAMP {
-		return isoTimestamps(mem, a.(*array.String))
-	}
 	if want.ID() == arrow.STRING && (a.DataType().ID() == arrow.FLOAT64 || a.DataType().ID() == arrow.FLOAT32) {
 		return floatTexts(mem, a)
 	}
@@ -639,7 +683,6 @@ func retype(d arrow.ArrayData, want arrow.DataType) arrow.ArrayData {
 	return out
 }
 
-// isoTimestamps parses ISO 8601 strings into microseconds UTC.
 // floatTexts writes floats (pandas stores an integer id column with
 // missing values as float64) as text the way the same number stored as an
 // integer or a string reads: digits without an exponent up to 1e21
@@ -675,7 +718,10 @@ func floatTexts(mem memory.Allocator, a arrow.Array) (arrow.Array, error) {
 	return b.NewArray(), nil
 }
 
-func isoTimestamps(mem memory.Allocator, s *array.String) (arrow.Array, error) {
+// isoTimestamps parses ISO 8601 strings into microseconds UTC, cutting
+// digits below the microsecond to the microsecond before; cut is how many
+// strings had them.
+func isoTimestamps(mem memory.Allocator, s *array.String) (out arrow.Array, cut int64, err error) {
 	tb := array.NewTimestampBuilder(mem, &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"})
 	defer tb.Release()
 	for i := 0; i < s.Len(); i++ {
@@ -689,11 +735,36 @@ func isoTimestamps(mem memory.Allocator, s *array.String) (arrow.Array, error) {
 			// JSON): read at nanoseconds and cut to the microsecond below.
 			ns, nerr := arrow.TimestampFromString(s.Value(i), arrow.Nanosecond)
 			if nerr != nil {
-				return nil, &rowError{row: i, err: fmt.Errorf("%q is not an ISO 8601 timestamp", s.Value(i))}
+				return nil, 0, &rowError{row: i, err: fmt.Errorf("%q is not an ISO 8601 timestamp", s.Value(i))}
 			}
 			ts = arrow.Timestamp(floorDiv(int64(ns), 1000))
+			if int64(ns)%1000 != 0 {
+				cut++
+			}
 		}
 		tb.Append(ts)
 	}
-	return tb.NewArray(), nil
+	return tb.NewArray(), cut, nil
+}
+
+// nanosToMicros converts nanosecond timestamps to type want
+// (microseconds), cutting the digits below the microsecond to the
+// microsecond before; cut is how many values had them. arrow-go's safe
+// cast refuses them instead, which stopped the run where the same instant
+// written as an ISO string was read.
+func nanosToMicros(mem memory.Allocator, a *array.Timestamp, want *arrow.TimestampType) (out arrow.Array, cut int64) {
+	tb := array.NewTimestampBuilder(mem, want)
+	defer tb.Release()
+	tb.Reserve(a.Len())
+	for i, v := range a.TimestampValues() {
+		if a.IsNull(i) {
+			tb.UnsafeAppendBoolToBitmap(false)
+			continue
+		}
+		if int64(v)%1000 != 0 {
+			cut++
+		}
+		tb.UnsafeAppend(arrow.Timestamp(floorDiv(int64(v), 1000)))
+	}
+	return tb.NewArray(), cut
 }

@@ -661,16 +661,72 @@ func TestISOTimestampsPastMicroseconds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer in.Release()
-	out, err := isoTimestamps(mem, in.(*array.String))
+	out, cut, err := isoTimestamps(mem, in.(*array.String))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer out.Release()
+	if cut != 3 {
+		t.Errorf("cut = %d, want 3 (…123Z, …1Z and 1969's; …000+00:00 has no digit to cut)", cut)
+	}
 	want := []int64{1662373579051292, 1662373579051292, 1662373579051292, 1662373579051292, -1}
 	for i, w := range want {
 		if got := int64(out.(*array.Timestamp).Value(i)); got != w {
 			t.Errorf("%d: %d µs, want %d", i, got, w)
 		}
+	}
+}
+
+// TestParquetFileCutsNanoseconds: a nanosecond timestamp column (what
+// pandas writes by default) whose values have digits below the
+// microsecond is read cut to the microsecond before, as the same instants
+// written as ISO strings are, and the source's notes count the values cut
+// in each column; it stopped the run before ("would lose data").
+func TestParquetFileCutsNanoseconds(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "created", Type: &arrow.TimestampType{Unit: arrow.Nanosecond}, Nullable: true},
+		{Name: "updated", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "seen", Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}, Nullable: true},
+	}, nil)
+	b, _, err := array.RecordFromJSON(memory.NewGoAllocator(), schema, strings.NewReader(`[
+		{"created": 1704164645123456789, "updated": "2024-01-02T03:04:05.123456789Z", "seen": "2024-01-02T03:04:05Z"},
+		{"created": null, "updated": null, "seen": null},
+		{"created": 1704164645123456000, "updated": "2024-01-02T03:04:05.1234561Z", "seen": "2024-01-02T03:04:05.5Z"},
+		{"created": -1, "updated": "2024-01-02T03:04:05Z", "seen": null}
+	]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	p := writeParquetFile(t, "ns.parquet", b, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(2)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	s := &ParquetFile{Path: p, Name: "ns.parquet", BatchRows: 1, Mem: mem, Columns: []ParquetColumn{
+		{Name: "created", Type: mustType(t, "timestamp")},
+		{Name: "updated", Type: mustType(t, "timestamp")},
+		{Name: "seen", Type: mustType(t, "timestamp")},
+	}}
+	rows, err := parquetRows(t, s, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`{"created":"2024-01-02T03:04:05.123456Z","seen":"2024-01-02T03:04:05Z","updated":"2024-01-02T03:04:05.123456Z"}`,
+		`{"created":null,"seen":null,"updated":null}`,
+		`{"created":"2024-01-02T03:04:05.123456Z","seen":"2024-01-02T03:04:05.5Z","updated":"2024-01-02T03:04:05.123456Z"}`,
+		`{"created":"1969-12-31T23:59:59.999999Z","seen":null,"updated":"2024-01-02T03:04:05Z"}`,
+	}
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+	notes := strings.Join(s.Notes(), "\n")
+	for _, w := range []string{"ns.parquet: column created: 2 timestamps had digits below the microsecond", "ns.parquet: column updated: 2 timestamps"} {
+		if !strings.Contains(notes, w) {
+			t.Errorf("notes %q lack %q", notes, w)
+		}
+	}
+	if strings.Contains(notes, "column seen") {
+		t.Errorf("notes %q count a column with nothing cut", notes)
 	}
 }
 
