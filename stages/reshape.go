@@ -246,7 +246,8 @@ func rowOfValue(l *array.List, err error) error {
 	}
 	v := int64(re.row)
 	row := sort.Search(l.Len(), func(i int) bool { _, e := l.ValueOffsets(i); return e > v })
-	return &rowError{row: row, err: re.err}
+	start, _ := l.ValueOffsets(row)
+	return &rowError{row: row, err: fmt.Errorf("element %d of its %s: %w", v-start, l.DataType(), re.err)}
 }
 
 // shortValue is value i of a as text, cut to 40 characters.

@@ -333,3 +333,28 @@ func TestConformNullRowSpanningValues(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+// TestConformListElementNamed: a list value that does not convert to the
+// declared element type stops at the row holding it, and the message
+// names the element within the row's list and the list's type, not only
+// the element types.
+func TestConformListElementNamed(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	in, _, err := array.FromJSON(mem, mustType(t, "list<string>"), strings.NewReader(`[["1"],null,["2","3","x"]]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Release()
+	out, err := conform(t.Context(), mem, in, mustType(t, "list<int64>"))
+	var re *rowError
+	if err == nil || !errors.As(err, &re) || re.row != 2 {
+		if out != nil {
+			out.Release()
+		}
+		t.Fatalf("err = %v, want a row error at row 2", err)
+	}
+	if want := "element 2 of its list<item: utf8, nullable>: the file has utf8, want int64"; !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want it to contain %q", err, want)
+	}
+}
