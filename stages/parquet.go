@@ -236,7 +236,7 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 		}
 	}
 	if len(missing) > 0 {
-		return &DecodeError{File: s.Name, Err: fmt.Errorf("%w: the file has no %s (it has %d columns: %s)", ErrMissingColumns, strings.Join(missing, ", "), len(fs.Fields()), strings.Join(arrowx.FieldNames(fs), ", "))}
+		return &DecodeError{File: s.Name, Err: fmt.Errorf("%w: the file has no %s (it has %d columns: %s)%s", ErrMissingColumns, strings.Join(missing, ", "), len(fs.Fields()), strings.Join(arrowx.FieldNames(fs), ", "), structHint(fs, missing))}
 	}
 	s.mu.Lock()
 	s.absent, s.shaped = absent, shaped
@@ -499,6 +499,42 @@ func (s *ParquetFile) Decode(ctx context.Context, c pipeline.Chunk, _ *pipeline.
 	cols = append(cols, lb.NewArray())
 	lb.Release()
 	return newBatch(schema.Fields(), cols, in.NumRows()), nil
+}
+
+// structHint explains missing dotted names that the file holds as fields
+// of struct columns (a release read into nested records and written
+// again): agora reads the flat names, with the dot part of the name. It
+// returns "" when no missing name is such a field.
+func structHint(fs *arrow.Schema, missing []string) string {
+	var nested []string
+	for _, name := range missing {
+		if structField(fs.Fields(), name) {
+			nested = append(nested, name)
+		}
+	}
+	if len(nested) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %s %s inside struct columns, but a dot is part of a declared name: flatten the file's structs into dotted columns first (pyarrow's Table.flatten, once per level of nesting), as the release itself has them", strings.Join(nested, ", "), map[bool]string{true: "is", false: "are"}[len(nested) == 1])
+}
+
+// structField reports whether the dotted name is a path of field names
+// through struct columns of fields (a top-level name may hold dots).
+func structField(fields []arrow.Field, name string) bool {
+	for _, f := range fields {
+		rest, ok := strings.CutPrefix(name, f.Name+".")
+		if !ok {
+			continue
+		}
+		if st, ok := f.Type.(*arrow.StructType); ok {
+			for _, c := range st.Fields() {
+				if c.Name == rest || structField([]arrow.Field{c}, rest) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // conform returns a converted to type want (a new reference the caller

@@ -730,6 +730,50 @@ func TestParquetFileCutsNanoseconds(t *testing.T) {
 	}
 }
 
+// TestParquetFileNestedStructsHint: a file holding the release's dotted
+// names as fields of struct columns (read into nested records and written
+// again) stops as missing those columns, and the message says they are
+// inside structs and how to flatten them; a name that is nowhere is not
+// said to be.
+func TestParquetFileNestedStructsHint(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "round_id", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "metadata", Type: arrow.StructOf(
+			arrow.Field{Name: "id", Type: arrow.BinaryTypes.String, Nullable: true},
+			arrow.Field{Name: "generative_model", Type: arrow.StructOf(arrow.Field{Name: "api_version", Type: arrow.BinaryTypes.String, Nullable: true}), Nullable: true},
+		), Nullable: true},
+	}, nil)
+	b, _, err := array.RecordFromJSON(memory.NewGoAllocator(), schema, strings.NewReader(`[{"round_id":"r","metadata":{"id":"a","generative_model":{"api_version":"v"}}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	p := writeParquetFile(t, "nested.parquet", b, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps())
+	s := &ParquetFile{Path: p, Name: "nested.parquet", Columns: []ParquetColumn{
+		{Name: "round_id", Type: mustType(t, "string")},
+		{Name: "metadata.id", Type: mustType(t, "string")},
+		{Name: "metadata.generative_model.api_version", Type: mustType(t, "string")},
+		{Name: "metadata.version", Type: mustType(t, "string")},
+	}}
+	err = s.Chunks(t.Context(), func(c pipeline.Chunk) error { c.Batch.Release(); return nil })
+	if !errors.Is(err, ErrMissingColumns) {
+		t.Fatalf("err = %v, want ErrMissingColumns", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"the file has no metadata.id, metadata.generative_model.api_version, metadata.version",
+		"; metadata.id, metadata.generative_model.api_version are inside struct columns",
+		"Table.flatten",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("err = %v\nwant it to contain %q", err, want)
+		}
+	}
+	if strings.Contains(msg[strings.Index(msg, ";"):], "metadata.version") {
+		t.Errorf("err = %v: names metadata.version, which no struct holds, as inside one", err)
+	}
+}
+
 // TestParquetOptionalColumns: a declared optional column the file lacks
 // is read as nulls and noted; a required one still stops the run.
 func TestParquetOptionalColumns(t *testing.T) {
