@@ -108,7 +108,7 @@ func BuildTable(cfg *config.Config, dataset, table, dataRoot string, mem memory.
 // file and line): the writers would leave it out without a word.
 func madeHidden(in, out *arrow.Schema) string {
 	for _, f := range out.Fields() {
-		if !strings.HasPrefix(f.Name, "_") || f.Name == pipeline.LineColumn || f.Name == pipeline.FileColumn || f.Name == seqField {
+		if !strings.HasPrefix(f.Name, "_") || f.Name == pipeline.LineColumn || f.Name == pipeline.FileColumn {
 			continue
 		}
 		if in == nil || colIndex(in, f.Name) < 0 {

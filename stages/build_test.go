@@ -21,6 +21,7 @@ func TestBuildRefusesHiddenColumns(t *testing.T) {
 		name, steps, want string
 	}{
 		{"rename to _", `[{rename: {id: _id}}]`, `datasets.d.tables.t.steps[0]: the step makes column "_id"`},
+		{"rename to agora's own row number", `[{drop: [_x]}, {rename: {id: __agora_row}}]`, `datasets.d.tables.t.steps[1]: the step makes column "__agora_row"`},
 		{"aggregate column", `[{aggregate: {by: [id], columns: [{name: _n, fn: count}]}}]`, `datasets.d.tables.t.steps[0]: the step makes column "_n"`},
 		{"input column kept", `[]`, `datasets.d.tables.t: column "_x" starts with _`},
 		{"input column renamed", `[{rename: {_x: x}}]`, ``},
