@@ -72,6 +72,29 @@ func (r *Rejects) Merge(o *Rejects) {
 	r.flags = append(r.flags, o.flags...)
 }
 
+// OneFile learns, from the files of batches seen one after the other,
+// the one file they all came from: what a stage that holds batches (an
+// aggregate, a whole-input derivation) emits at the end names it, as the
+// input's rows did. Its zero value has seen nothing.
+type OneFile struct {
+	file string
+	seen int // distinct files seen, up to 2
+}
+
+// See notes the file of one more batch ("" when it names none).
+func (o *OneFile) See(file string) {
+	switch {
+	case o.seen == 0:
+		o.file, o.seen = file, 1
+	case o.seen == 1 && file != o.file:
+		o.file, o.seen = "", 2
+	}
+}
+
+// File is the one file every batch seen came from, or "" when they came
+// from several, named none, or none were seen.
+func (o *OneFile) File() string { return o.file }
+
 // fillFile sets file as r's File, and as the File of the rejects already
 // recorded, where they have none.
 func (r *Rejects) fillFile(file string) {

@@ -38,3 +38,27 @@ func TestRejectsKeepValidText(t *testing.T) {
 		})
 	}
 }
+
+func TestOneFile(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files []string
+		want  string
+	}{
+		{"none seen", nil, ""},
+		{"one file", []string{"a", "a", "a"}, "a"},
+		{"two files", []string{"a", "a", "b"}, ""},
+		{"back to the first", []string{"a", "b", "a"}, ""},
+		{"a batch naming none", []string{"a", ""}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var o OneFile
+			for _, f := range tc.files {
+				o.See(f)
+			}
+			if got := o.File(); got != tc.want {
+				t.Errorf("File() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -249,8 +249,7 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 		// inputFile is the one file the chunks came from ("" for several):
 		// what holding stages emit at the end names it, as their input's
 		// rows did.
-		var inputFile string
-		files := 0
+		var inputFile OneFile
 		emit := func(e *envelope, from int) error {
 			defer e.release()
 			if from > 0 && nparallel+from == t.CountAfter {
@@ -305,12 +304,7 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 				}
 				delete(pending, next)
 				next++
-				switch {
-				case files == 0:
-					inputFile, files = e.rej.File, 1
-				case files == 1 && e.rej.File != inputFile:
-					inputFile, files = "", 2
-				}
+				inputFile.See(e.rej.File)
 				err := emit(e, 0)
 				<-tokens
 				if err != nil {
@@ -330,7 +324,7 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 			if f, ok := s.(StreamFlusher); ok {
 				var emitErr error
 				err := f.FlushTo(gctx, func(b arrow.RecordBatch, rej *Rejects) error {
-					rej.fillFile(inputFile)
+					rej.fillFile(inputFile.File())
 					emitErr = emit(&envelope{batch: b, rej: rej}, j+1)
 					return emitErr
 				})
@@ -338,7 +332,7 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 					return emitErr
 				}
 				if err != nil {
-					return fmt.Errorf("table %s: %s: %w", t.Name, stageName(s, nparallel+j), WithFile(err, inputFile))
+					return fmt.Errorf("table %s: %s: %w", t.Name, stageName(s, nparallel+j), WithFile(err, inputFile.File()))
 				}
 				continue
 			}
@@ -346,10 +340,10 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 			if !ok {
 				continue
 			}
-			rej := &Rejects{File: inputFile}
+			rej := &Rejects{File: inputFile.File()}
 			b, err := f.Flush(gctx, rej)
 			if err != nil {
-				return fmt.Errorf("table %s: %s: %w", t.Name, stageName(s, nparallel+j), WithFile(err, inputFile))
+				return fmt.Errorf("table %s: %s: %w", t.Name, stageName(s, nparallel+j), WithFile(err, inputFile.File()))
 			}
 			if err := emit(&envelope{batch: b, rej: rej}, j+1); err != nil {
 				return err

@@ -96,11 +96,10 @@ type Derive struct {
 	twoPass bool // every whole derivation observes; spill what is held
 	held    []arrow.RecordBatch
 	heldB   int64
-	// heldFile is the input file of the held batches (their Rejects'
-	// File), or "" when they came from several or none say.
-	heldFile  string
-	heldFiles int // distinct files seen, up to 2
-	spill     *spillFile
+	// heldFile learns the input file of the held batches (their
+	// Rejects' File).
+	heldFile pipeline.OneFile
+	spill    *spillFile
 }
 
 // SpillBytes is how many Arrow bytes a two-pass whole-table derive holds
@@ -196,12 +195,7 @@ func (d *Derive) Process(_ context.Context, in arrow.RecordBatch, rej *pipeline.
 			}
 		}
 	}
-	switch {
-	case d.heldFiles == 0:
-		d.heldFile, d.heldFiles = rej.File, 1
-	case d.heldFiles == 1 && rej.File != d.heldFile:
-		d.heldFile, d.heldFiles = "", 2
-	}
+	d.heldFile.See(rej.File)
 	in.Retain()
 	d.held = append(d.held, in)
 	d.heldB += arrowx.BatchBytes(in)
@@ -265,7 +259,7 @@ func (d *Derive) FlushTo(ctx context.Context, emit func(arrow.RecordBatch, *pipe
 			return err
 		}
 		defer all.Release()
-		rej := &pipeline.Rejects{File: d.heldFile} // an input of one file: rows and errors name it
+		rej := &pipeline.Rejects{File: d.heldFile.File()} // an input of one file: rows and errors name it
 		out, err := d.apply(all, rej)
 		if err != nil {
 			return err
@@ -276,7 +270,7 @@ func (d *Derive) FlushTo(ctx context.Context, emit func(arrow.RecordBatch, *pipe
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
 		}
-		rej := &pipeline.Rejects{File: d.heldFile} // an input of one file: rows and errors name it
+		rej := &pipeline.Rejects{File: d.heldFile.File()} // an input of one file: rows and errors name it
 		out, err := d.apply(b, rej)
 		if err != nil {
 			return err
