@@ -52,7 +52,7 @@ func TestOneFile(t *testing.T) {
 		{"a batch naming none", []string{"a", ""}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var o OneFile
+			var o pipeline.OneFile
 			for _, f := range tc.files {
 				o.See(f)
 			}
