@@ -38,10 +38,14 @@ type Config struct {
 	// the live data does not fit (the collector and the scavenger take
 	// over a quarter of the CPU agora uses in a quarter second, or over
 	// 12% of it for a second), agora raises the limit by a quarter, and
-	// logs it, rather than let them burn CPU. 0 means the default
-	// (270 MiB); -1 leaves the runtime's own setting; any other value
-	// must be at least 32 MiB. The GOMEMLIMIT environment variable, when
-	// set, wins.
+	// logs it, rather than let them burn CPU, but never past 80% of the
+	// memory the process may use (its cgroup's memory limit, as in a
+	// container, or else the machine's RAM), where it would be killed for
+	// its memory: a limit configured above that starts there, and at that
+	// ceiling the collector works harder instead (both logged as
+	// warnings). 0 means the default (270 MiB); -1 leaves the runtime's
+	// own setting; any other value must be at least 32 MiB. The GOMEMLIMIT
+	// environment variable, when set, wins.
 	MemoryLimit int64 `yaml:"memory_limit"`
 	// Writer holds the default Parquet writer settings.
 	Writer Writer `yaml:"writer"`

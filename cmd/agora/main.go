@@ -298,7 +298,15 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 		}
 		defer closeSpill()
 		if setMemoryLimit && cfg.MemoryLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
-			defer adaptiveMemoryLimit(cfg.MemoryLimit, 250*time.Millisecond, func(limit int64, share float64) {
+			ceiling, from := memoryCeiling("/")
+			if ceiling > 0 && cfg.MemoryLimit > ceiling {
+				log.Warn("memory limit lowered to its ceiling", "memory_limit", ceiling, "configured", cfg.MemoryLimit, "ceiling", from)
+			}
+			defer adaptiveMemoryLimit(cfg.MemoryLimit, ceiling, 250*time.Millisecond, func(limit int64, share float64, atCeiling bool) {
+				if atCeiling {
+					log.Warn("memory limit not raised: it is at its ceiling, and the collector will work harder", "memory_limit", limit, "ceiling", from, "gc_and_scavenge_cpu_share", roundTo(share, 2))
+					return
+				}
 				log.Info("memory limit raised: the live data does not fit under it", "memory_limit", limit, "gc_and_scavenge_cpu_share", roundTo(share, 2))
 			})()
 		}

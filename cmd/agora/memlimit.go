@@ -35,10 +35,17 @@ const gcWindow = 4
 // else to run (idle mark workers) is not counted, as runtime/metrics
 // advises: it takes no CPU from the pipeline. Resident memory thus stays
 // near the limit when the live data fits, and follows the live data when
-// it does not. raised, when not nil, is called with each new limit and
-// the share that caused it. The returned function stops the watcher and
-// gives the runtime back its old limit.
-func adaptiveMemoryLimit(limit int64, every time.Duration, raised func(limit int64, share float64)) (stop func()) {
+// it does not. A ceiling above 0 bounds the limit, the first one too
+// (see memoryCeiling): past it the process would be killed for its memory,
+// and a busy collector is the lesser harm. raised, when not nil, is called
+// with each new limit and the share that caused it, and once with
+// atCeiling true when the limit is due a raise but is at the ceiling. The
+// returned function stops the watcher and gives the runtime back its old
+// limit.
+func adaptiveMemoryLimit(limit, ceiling int64, every time.Duration, raised func(limit int64, share float64, atCeiling bool)) (stop func()) {
+	if ceiling > 0 && limit > ceiling {
+		limit = ceiling
+	}
 	old := debug.SetMemoryLimit(limit)
 	done := make(chan struct{})
 	finished := make(chan struct{})
@@ -46,6 +53,7 @@ func adaptiveMemoryLimit(limit int64, every time.Duration, raised func(limit int
 		defer close(finished)
 		var w limitWatch
 		var cur gcSample
+		told := false // that the limit is at the ceiling
 		cur.read()
 		w.observe(cur)
 		t := time.NewTicker(every)
@@ -57,12 +65,25 @@ func adaptiveMemoryLimit(limit int64, every time.Duration, raised func(limit int
 			case <-t.C:
 			}
 			cur.read()
-			if share, raise := w.observe(cur); raise {
-				limit += limit / 4
-				debug.SetMemoryLimit(limit)
-				if raised != nil {
-					raised(limit, share)
+			share, raise := w.observe(cur)
+			if !raise {
+				continue
+			}
+			next := limit + limit/4
+			if ceiling > 0 && next > ceiling {
+				next = ceiling
+			}
+			if next <= limit {
+				if raised != nil && !told {
+					raised(limit, share, true)
 				}
+				told = true
+				continue
+			}
+			limit = next
+			debug.SetMemoryLimit(limit)
+			if raised != nil {
+				raised(limit, share, false)
 			}
 		}
 	}()

@@ -17,7 +17,7 @@ func TestAdaptiveMemoryLimitRisesWhenLiveDataDoesNotFit(t *testing.T) {
 	before := debug.SetMemoryLimit(-1)
 	const start = 4 << 20
 	var reported atomic.Int64
-	stop := adaptiveMemoryLimit(start, 20*time.Millisecond, func(limit int64, share float64) {
+	stop := adaptiveMemoryLimit(start, 0, 20*time.Millisecond, func(limit int64, share float64, _ bool) {
 		if share <= gcSteady {
 			t.Errorf("raised at a collector share of %.2f, not above %.2f", share, gcSteady)
 		}
