@@ -38,7 +38,7 @@ type Config struct {
 	// the live data does not fit (the collector and the scavenger take
 	// over a quarter of the CPU agora uses in a quarter second, or over
 	// 12% of it for a second), agora raises the limit by a quarter, and
-	// logs it, rather than let them burn CPU, but never past 80% of the
+	// logs it, rather than let them burn CPU, but never past 90% of the
 	// memory the process may use (its cgroup's memory limit, as in a
 	// container, or else the machine's RAM), where it would be killed for
 	// its memory: a limit configured above that starts there, and at that

@@ -16,7 +16,7 @@ import (
 // never raised past: the limit counts only the Go runtime's memory, and
 // the binary's own pages, the kernel's page tables and the like come on
 // top of it.
-const ceilingShare = 0.8
+const ceilingShare = 0.9
 
 // unlimited is the least cgroup v1 value that means no limit (the kernel
 // writes 2^63 rounded down to a page).

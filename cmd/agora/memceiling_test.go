@@ -23,35 +23,35 @@ func TestMemoryCeiling(t *testing.T) {
 		{"v2, the container's limit at the root", map[string]string{
 			"proc/meminfo": ram, "proc/self/cgroup": "0::/\n",
 			"sys/fs/cgroup/cgroup.controllers": "cpu memory", "sys/fs/cgroup/memory.max": "536870912\n",
-		}, 512 * mib * 8 / 10, "80% of the cgroup's memory limit (512.0 MiB)"},
+		}, 512 * mib * 9 / 10, "90% of the cgroup's memory limit (512.0 MiB)"},
 		{"v2, a parent's limit is the one that holds", map[string]string{
 			"proc/meminfo": ram, "proc/self/cgroup": "0::/a/b\n",
 			"sys/fs/cgroup/cgroup.controllers": "memory", "sys/fs/cgroup/memory.max": "max\n",
 			"sys/fs/cgroup/a/memory.max": "1073741824\n", "sys/fs/cgroup/a/b/memory.max": "max\n",
-		}, 1024 * mib * 8 / 10, "80% of the cgroup's memory limit (1.0 GiB)"},
+		}, 1024 * mib * 9 / 10, "90% of the cgroup's memory limit (1.0 GiB)"},
 		{"v2 without limits: the RAM", map[string]string{
 			"proc/meminfo": ram, "proc/self/cgroup": "0::/\n",
 			"sys/fs/cgroup/cgroup.controllers": "memory", "sys/fs/cgroup/memory.max": "max\n",
-		}, 16 * 1024 * mib * 8 / 10, "80% of the machine's RAM (16.0 GiB)"},
+		}, 16 * 1024 * mib * 9 / 10, "90% of the machine's RAM (16.0 GiB)"},
 		{"v1 memory controller", map[string]string{
 			"proc/meminfo": ram, "proc/self/cgroup": "9:name=systemd:/\n4:memory:/docker/x\n0::/\n",
 			"sys/fs/cgroup/memory/memory.limit_in_bytes":          "9223372036854771712\n",
 			"sys/fs/cgroup/memory/docker/x/memory.limit_in_bytes": "268435456\n",
-		}, 256 * mib * 8 / 10, "80% of the cgroup's memory limit (256.0 MiB)"},
+		}, 256 * mib * 9 / 10, "90% of the cgroup's memory limit (256.0 MiB)"},
 		{"v1 without a limit (2^63 rounded to a page)", map[string]string{
 			"proc/meminfo": ram, "proc/self/cgroup": "4:memory:/process_api/x\n0::/\n",
 			"sys/fs/cgroup/memory/memory.limit_in_bytes":               "9223372036854771712\n",
 			"sys/fs/cgroup/memory/process_api/x/memory.limit_in_bytes": "9223372036854771712\n",
-		}, 16 * 1024 * mib * 8 / 10, "80% of the machine's RAM (16.0 GiB)"},
+		}, 16 * 1024 * mib * 9 / 10, "90% of the machine's RAM (16.0 GiB)"},
 		{"hybrid: v2 tree without controllers, limit in v1", map[string]string{
 			"proc/meminfo": ram, "proc/self/cgroup": "4:cpu,memory:/\n0::/\n",
 			"sys/fs/cgroup/unified/memory.max":           "max\n",
 			"sys/fs/cgroup/memory/memory.limit_in_bytes": "1073741824\n",
-		}, 1024 * mib * 8 / 10, "80% of the cgroup's memory limit (1.0 GiB)"},
+		}, 1024 * mib * 9 / 10, "90% of the cgroup's memory limit (1.0 GiB)"},
 		{"less RAM than the cgroup allows", map[string]string{
 			"proc/meminfo": "MemTotal: 524288 kB\n", "proc/self/cgroup": "0::/\n",
 			"sys/fs/cgroup/cgroup.controllers": "memory", "sys/fs/cgroup/memory.max": "1073741824\n",
-		}, 512 * mib * 8 / 10, "80% of the machine's RAM (512.0 MiB)"},
+		}, 512 * mib * 9 / 10, "90% of the machine's RAM (512.0 MiB)"},
 		{"nothing to read", map[string]string{}, 0, ""},
 		{"garbage", map[string]string{
 			"proc/meminfo": "MemTotal: lots\n", "proc/self/cgroup": "0::/\n",
