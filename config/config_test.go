@@ -85,6 +85,17 @@ func TestLoadBad(t *testing.T) {
 			is: ErrInvalid,
 		},
 		{
+			file: "column_mistakes.bad.yaml",
+			want: []string{
+				`column_mistakes.bad.yaml:9: datasets.d.inputs.in.columns[0].aliases[0]: invalid value: "submitted_ms" is a declared column too`,
+				`column_mistakes.bad.yaml:12: datasets.d.inputs.in.columns[3].aliases[0]: invalid value: "old" is column a's alias too`,
+				`column_mistakes.bad.yaml:12: datasets.d.inputs.in.columns[3].aliases[1]: invalid value: "b" is the column's own name`,
+				`column_mistakes.bad.yaml:13: datasets.d.inputs.in.columns[4].type: invalid value: type "struct<country:string,country:string>": struct field "country" comes twice`,
+				`column_mistakes.bad.yaml:18: datasets.d.tables.t.steps[0].snake_case: invalid value: only true makes the step`,
+			},
+			is: ErrInvalid,
+		},
+		{
 			file: "shared_snappy.bad.yaml",
 			want: []string{"shared_snappy.bad.yaml:17: datasets.d.tables.t.writer.shared_pages: invalid value: works with zstd only"},
 			is:   ErrInvalid,

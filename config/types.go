@@ -117,6 +117,13 @@ func (p *typeParser) parse() (arrow.DataType, error) {
 			if err != nil {
 				return nil, err
 			}
+			for _, f := range fields {
+				if f.Name == fname {
+					// Readers refuse or disagree on such a struct
+					// (pyarrow will not make it a dict).
+					return nil, fmt.Errorf("struct field %q comes twice", fname)
+				}
+			}
 			fields = append(fields, arrow.Field{Name: fname, Type: ft, Nullable: true})
 			if p.pos < len(p.s) && p.s[p.pos] == ',' {
 				p.pos++

@@ -264,8 +264,29 @@ func (c *Config) validateInput(p string, in *Input, add addFunc) {
 		add(p+".file_column", ErrInvalid, "%q is a declared column too: name the file column something else", in.FileColumn)
 	}
 	seen := map[string]bool{}
+	// aliasOf maps each alias to the column it is declared for: an alias
+	// that is another column's name, or two columns' alias, would read
+	// one key into two columns or leave one null.
+	aliasOf := map[string]string{}
+	for _, col := range in.Columns {
+		for _, a := range col.Aliases {
+			if _, ok := aliasOf[a]; !ok {
+				aliasOf[a] = col.Name
+			}
+		}
+	}
 	for i, col := range in.Columns {
 		cp := fmt.Sprintf("%s.columns[%d]", p, i)
+		for j, a := range col.Aliases {
+			switch {
+			case a == col.Name:
+				add(fmt.Sprintf("%s.aliases[%d]", cp, j), ErrInvalid, "%q is the column's own name", a)
+			case slices.ContainsFunc(in.Columns, func(c Column) bool { return c.Name == a }):
+				add(fmt.Sprintf("%s.aliases[%d]", cp, j), ErrInvalid, "%q is a declared column too: which of the two its key fills is not clear", a)
+			case aliasOf[a] != col.Name:
+				add(fmt.Sprintf("%s.aliases[%d]", cp, j), ErrInvalid, "%q is column %s's alias too", a, aliasOf[a])
+			}
+		}
 		if col.Name == "" {
 			add(cp+".name", ErrRequired, "column name")
 		} else if seen[col.Name] {
@@ -292,6 +313,9 @@ func (c *Config) validateStep(p string, d *Dataset, s Step, add addFunc) {
 	}
 	if s.SnakeCase != nil {
 		n++
+		if !*s.SnakeCase {
+			add(p+".snake_case", ErrInvalid, "only true makes the step (it renames every column); leave the step out to keep the names")
+		}
 	}
 	if s.Drop != nil {
 		n++
