@@ -59,3 +59,48 @@ datasets:
 		})
 	}
 }
+
+// TestCountEqualEmptyValue: value: "" written in the file counts empty
+// strings, while count_equal without a value is refused (it counted
+// empty strings without saying so).
+func TestCountEqualEmptyValue(t *testing.T) {
+	data := t.TempDir()
+	os.MkdirAll(filepath.Join(data, "d"), 0o755)
+	os.WriteFile(filepath.Join(data, "d", "in.jsonl"), []byte(`{"v":["","a"]}`+"\n"), 0o644)
+	for _, tc := range []struct{ name, item, want string }{
+		{"empty value given", `{name: n, fn: count_equal, args: [v], value: ""}`, ""},
+		{"value left out", `{name: n, fn: count_equal, args: [v]}`, "value must be the value to count"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := `version: 1
+datasets:
+  d:
+    inputs:
+      in: {path: d/in.jsonl, format: jsonl, columns: [{name: v, type: "list<string>"}]}
+    tables:
+      t:
+        input: in
+        steps: [{derive: [` + tc.item + `]}]
+`
+			cfg, err := config.Load("p.yaml", []byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := BuildTable(cfg, "d", "t", data, nil)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				for _, s := range b.Stages {
+					if c, ok := s.(interface{ Close() }); ok {
+						c.Close()
+					}
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

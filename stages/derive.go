@@ -474,6 +474,10 @@ func init() {
 		if err := wantType(in, idx[0], isStringList, "list<string>"); err != nil {
 			return nil, err
 		}
+		if !hasKey(d, "value") {
+			// Left out, it counted empty strings: 0 on every row.
+			return nil, fmt.Errorf("value must be the value to count (value: \"\" counts empty strings)")
+		}
 		col := idx[0]
 		return &Deriver{Type: arrow.PrimitiveTypes.Int64, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
 			return int64Of(mem, b, func(i int) (int64, bool) {

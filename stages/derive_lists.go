@@ -159,6 +159,11 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
+		if a, b := in.Field(idx[0]).Type, in.Field(idx[1]).Type; !sameLayout(a, b) {
+			// Values of two types never compare equal: it was false or
+			// null on every row.
+			return nil, fmt.Errorf("columns %s (%s) and %s (%s) cannot be compared: they must have the same type", d.Args[0], a, d.Args[1], b)
+		}
 		return &Deriver{Type: arrow.FixedWidthTypes.Boolean, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
 			bb := array.NewBooleanBuilder(mem)
 			defer bb.Release()

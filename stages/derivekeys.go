@@ -103,3 +103,9 @@ func argKeys(args string) []string {
 	item(args[start:])
 	return keys
 }
+
+// hasKey reports whether d sets key (see setKeys): a key set to its zero
+// (value: "") is told from one left out when d was loaded from a file.
+func hasKey(d config.Derivation, key string) bool {
+	return slices.Contains(setKeys(d), key)
+}
