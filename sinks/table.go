@@ -90,6 +90,22 @@ var RejectSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "row", Type: arrow.BinaryTypes.String, Nullable: true},
 }, nil)
 
+// PartitionColumn returns the index in schema in of the partition column
+// col, or an error when there is none or its type cannot name a folder
+// (only strings, integers and booleans can: a float's text is not one
+// value, a list's is many).
+func PartitionColumn(in *arrow.Schema, col string) (int, error) {
+	i := in.FieldIndices(col)
+	if len(i) == 0 {
+		return -1, fmt.Errorf("no column %q", col)
+	}
+	switch in.Field(i[0]).Type.ID() {
+	case arrow.STRING, arrow.INT64, arrow.INT32, arrow.BOOL:
+		return i[0], nil
+	}
+	return -1, fmt.Errorf("column %q is %s; partition on a string, integer or boolean", col, in.Field(i[0]).Type)
+}
+
 // NewTable prepares a sink for batches of the given schema. Columns whose
 // names start with "_" are not written; partition columns become
 // directories.
@@ -100,17 +116,12 @@ func NewTable(root, name string, in *arrow.Schema, partitionBy []string, w confi
 	t := &Table{root: root, name: name, parts: partitionBy, w: w, mem: mem, open: map[string]*partWriter{}}
 	isPart := map[int]bool{}
 	for _, p := range partitionBy {
-		i := in.FieldIndices(p)
-		if len(i) == 0 {
-			return nil, fmt.Errorf("partition_by: no column %q", p)
+		i, err := PartitionColumn(in, p)
+		if err != nil {
+			return nil, fmt.Errorf("partition_by: %w", err)
 		}
-		switch in.Field(i[0]).Type.ID() {
-		case arrow.STRING, arrow.INT64, arrow.INT32, arrow.BOOL:
-		default:
-			return nil, fmt.Errorf("partition_by: column %q is %s; partition on a string, integer or boolean", p, in.Field(i[0]).Type)
-		}
-		t.partIdx = append(t.partIdx, i[0])
-		isPart[i[0]] = true
+		t.partIdx = append(t.partIdx, i)
+		isPart[i] = true
 	}
 	var fields []arrow.Field
 	for i, f := range in.Fields() {

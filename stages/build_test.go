@@ -104,3 +104,47 @@ datasets:
 		})
 	}
 }
+
+// TestBuildRefusesPartitionTypes: a partition column whose type cannot
+// name a folder stops the build (and so check and schema), as it stops
+// the sink at run time; they passed it.
+func TestBuildRefusesPartitionTypes(t *testing.T) {
+	data := t.TempDir()
+	for _, tc := range []struct{ col, want string }{
+		{"labels", `datasets.d.tables.t.partition_by: column "labels" is list<item: utf8, nullable>; partition on a string, integer or boolean`},
+		{"w", `datasets.d.tables.t.partition_by: column "w" is float64`},
+		{"id", ""},
+	} {
+		t.Run(tc.col, func(t *testing.T) {
+			doc := `version: 1
+datasets:
+  d:
+    inputs:
+      in: {path: d/in.jsonl, format: jsonl, columns: [{name: id, type: string}, {name: labels, type: "list<string>"}, {name: w, type: float64}]}
+    tables:
+      t:
+        input: in
+        partition_by: [` + tc.col + `]
+`
+			cfg, err := config.Load("p.yaml", []byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := BuildTable(cfg, "d", "t", data, nil)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				for _, s := range b.Stages {
+					if c, ok := s.(interface{ Close() }); ok {
+						c.Close()
+					}
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -32,6 +32,13 @@ func NewPartitionCheck(mem memory.Allocator, in *arrow.Schema, cols []string) (*
 	if err != nil {
 		return nil, fmt.Errorf("partition_by: %w", err)
 	}
+	// The sink's own test of the types, so that check and schema refuse
+	// what run would.
+	for _, c := range cols {
+		if _, err := sinks.PartitionColumn(in, c); err != nil {
+			return nil, err
+		}
+	}
 	return &PartitionCheck{mem: mem, cols: cols, idx: idx}, nil
 }
 
