@@ -169,7 +169,14 @@ type Input struct {
 	// they, empty files and hidden files are passed over with a note.
 	Skip []string `yaml:"skip"`
 	// ExtraColumns (parquet) is ignore (the default) or carry: what to do
-	// with the file's columns the config does not declare.
+	// with the file's columns the config does not declare. Carried
+	// columns keep their names and values in types every reader takes,
+	// as declared ones do: large texts and lists become plain ones,
+	// dictionaries their values, unsigned and narrow integers int32 or
+	// int64 (a uint64 past int64 stops the run at its row), timestamps
+	// microseconds UTC, the null type string. One of a type no reader is
+	// promised (times of day, durations, intervals) is left out with a
+	// note: declare it to read it.
 	ExtraColumns string `yaml:"extra_columns"`
 	// Compression is gzip, none, or auto (by the .gz suffix).
 	Compression string `yaml:"compression"`

@@ -56,8 +56,10 @@ type ParquetFile struct {
 	Path, Name string
 	// Columns are read by exact top-level name, in output order.
 	Columns []ParquetColumn
-	// CarryExtra also passes on the file's undeclared columns, with their
-	// own types, after the declared ones.
+	// CarryExtra also passes on the file's undeclared columns, after the
+	// declared ones, with their own types made ones every reader takes
+	// (carriedType); a column of a type that cannot be is left out, with
+	// a note.
 	CarryExtra bool
 	// BatchRows is the most rows per batch.
 	BatchRows int
@@ -76,6 +78,9 @@ type ParquetFile struct {
 	// cut counts, by declared column, the timestamps whose digits below
 	// the microsecond were cut.
 	cut map[string]int64
+	// untyped are the file's columns CarryExtra leaves out for their
+	// type (see carriedType), with it.
+	untyped []string
 	// uncarried are the file's columns CarryExtra leaves out: their
 	// names start with _, as agora's own columns' do.
 	uncarried []string
@@ -93,6 +98,9 @@ func (s *ParquetFile) Notes() []string {
 	}
 	if len(s.uncarried) > 0 {
 		notes = append(notes, fmt.Sprintf("%s: %s not carried (a name that starts with _ is agora's own)", s.Name, strings.Join(s.uncarried, ", ")))
+	}
+	if len(s.untyped) > 0 {
+		notes = append(notes, fmt.Sprintf("%s: %s not carried (not a type every Parquet reader takes; declare the column to read it)", s.Name, strings.Join(s.untyped, ", ")))
 	}
 	notes = append(notes, s.shaped...)
 	for _, f := range s.Columns {
@@ -137,7 +145,12 @@ func (s *ParquetFile) Schema() (*arrow.Schema, error) {
 				continue
 			}
 			if !declared[f.Name] {
-				f.Nullable = true
+				t, ok := carriedType(f.Type)
+				if !ok {
+					s.untyped = append(s.untyped, fmt.Sprintf("%s (%s)", f.Name, f.Type))
+					continue
+				}
+				f = arrow.Field{Name: f.Name, Type: t, Nullable: true}
 				s.extra = append(s.extra, f)
 				fields = append(fields, f)
 			}

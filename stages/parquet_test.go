@@ -180,6 +180,83 @@ func TestParquetDuplicateColumn(t *testing.T) {
 	}
 }
 
+// TestParquetCarryMakesTypesSafe: carried columns (extra_columns: carry)
+// come out in types every reader takes, as declared ones do: large texts
+// and lists plain, dictionaries their values, unsigned and narrow
+// integers signed, timestamps microseconds UTC, the null type a string,
+// field metadata gone; a type no reader is promised (a time of day,
+// which Spark refuses) is left out with a note. They were carried as the file had them, so Spark
+// could not read a uint64 and DuckDB got a naive timestamp.
+func TestParquetCarryMakesTypesSafe(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	fid := arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{"-1"})
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "big", Type: arrow.BinaryTypes.LargeString, Nullable: true, Metadata: fid},
+		{Name: "u8", Type: arrow.PrimitiveTypes.Uint8, Nullable: true},
+		{Name: "u64", Type: arrow.PrimitiveTypes.Uint64, Nullable: true},
+		{Name: "i16", Type: arrow.PrimitiveTypes.Int16, Nullable: true},
+		{Name: "cat", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}, Nullable: true},
+		{Name: "naive", Type: &arrow.TimestampType{Unit: arrow.Second}, Nullable: true},
+		{Name: "ns", Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "Europe/London"}, Nullable: true},
+		{Name: "ll", Type: arrow.LargeListOf(arrow.PrimitiveTypes.Uint16), Nullable: true},
+		{Name: "st", Type: arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Uint32, Nullable: true}, arrow.Field{Name: "b", Type: arrow.BinaryTypes.LargeString, Nullable: true}), Nullable: true},
+		{Name: "nothing", Type: arrow.Null, Nullable: true},
+		{Name: "tod", Type: arrow.FixedWidthTypes.Time32ms, Nullable: true},
+	}, nil)
+	b, _, err := array.RecordFromJSON(memory.NewGoAllocator(), sc, strings.NewReader(`[
+		{"id": "a", "big": "x", "u8": 255, "u64": 9007199254740993, "i16": -3, "cat": "red", "naive": "2024-01-02T03:04:05", "ns": 1704164645123456789, "ll": [1, 65535], "st": {"a": 4294967295, "b": "y"}, "nothing": null, "tod": 5},
+		{"id": "b", "big": null, "u8": null, "u64": null, "i16": null, "cat": null, "naive": null, "ns": null, "ll": null, "st": null, "nothing": null, "tod": null}
+	]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	p := writeParquetFile(t, "carry.parquet", b, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	s := &ParquetFile{Path: p, Name: "carry.parquet", CarryExtra: true, Mem: mem, Columns: []ParquetColumn{{Name: "id", Type: mustType(t, "string")}}}
+	schema, err := s.Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"big": "string", "u8": "int32", "u64": "int64", "i16": "int32", "cat": "string",
+		"naive": "timestamp", "ns": "timestamp", "ll": "list<int32>", "st": "struct<a:int64,b:string>", "nothing": "string",
+	}
+	for name, typ := range want {
+		i := schema.FieldIndices(name)
+		if len(i) != 1 {
+			t.Errorf("no carried column %s in %s", name, schema)
+			continue
+		}
+		f := schema.Field(i[0])
+		if wt := mustType(t, typ); !sameLayout(f.Type, wt) {
+			t.Errorf("column %s carried as %s, want %s", name, f.Type, wt)
+		}
+		if f.HasMetadata() {
+			t.Errorf("column %s keeps metadata %v", name, f.Metadata)
+		}
+	}
+	if len(schema.FieldIndices("tod")) != 0 {
+		t.Errorf("a time of day was carried: %s", schema)
+	}
+	rows, err := parquetRows(t, s, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRows := []string{
+		`{"big":"x","cat":"red","i16":-3,"id":"a","ll":[1,65535],"naive":"2024-01-02T03:04:05Z","nothing":null,"ns":"2024-01-02T03:04:05.123456Z","st":{"a":4294967295,"b":"y"},"u64":9007199254740993,"u8":255}`,
+		`{"big":null,"cat":null,"i16":null,"id":"b","ll":null,"naive":null,"nothing":null,"ns":null,"st":null,"u64":null,"u8":null}`,
+	}
+	if strings.Join(rows, "\n") != strings.Join(wantRows, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(wantRows, "\n"))
+	}
+	notes := strings.Join(s.Notes(), "\n")
+	if !strings.Contains(notes, "carry.parquet: tod (time32[ms]) not carried") {
+		t.Errorf("notes %q lack the time of day left out", notes)
+	}
+}
+
 // TestParquetCarryLeavesReservedNames: with extra_columns: carry, a
 // file column named like agora's own (_line) is left out with a note,
 // and the rows' lines are still their rows in the file.

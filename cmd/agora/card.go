@@ -33,7 +33,7 @@ func frictionlessType(t string) string {
 		return "string"
 	case t == "int64" || t == "int32":
 		return "integer"
-	case t == "float64":
+	case t == "float64" || t == "float32" || strings.HasPrefix(t, "decimal"):
 		return "number"
 	case t == "bool":
 		return "boolean"

@@ -115,3 +115,26 @@ func TestSameFile(t *testing.T) {
 		}
 	}
 }
+
+func TestFrictionlessType(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"string", "string"},
+		{"int64", "integer"},
+		{"int32", "integer"},
+		{"float64", "number"},
+		{"float32", "number"},
+		{"decimal128(10, 2)", "number"},
+		{"bool", "boolean"},
+		{"timestamp", "datetime"},
+		{"date", "date"},
+		{"list<string>", "array"},
+		{"struct<a:int64>", "object"},
+		{"binary", "object"},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			if got := frictionlessType(tc.in); got != tc.want {
+				t.Errorf("frictionlessType(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
