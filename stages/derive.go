@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -161,6 +162,15 @@ func NewDerive(mem memory.Allocator, in *arrow.Schema, specs []config.Derivation
 		d.replace = append(d.replace, at)
 		d.ordered = d.ordered || der.Ordered
 		d.whole = d.whole || der.Whole
+	}
+	// A derivation that rejects rows and one that reads other rows (the
+	// previous, the next, every row of a key) in one step: the second
+	// would still see the rows the first rejects (a lead naming a
+	// rejected row's value), since a step's rows go only once all its
+	// columns are made.
+	if rj, rd := slices.IndexFunc(d.ders, func(x *Deriver) bool { return x.ComputeRows != nil }), slices.IndexFunc(d.ders, func(x *Deriver) bool { return x.Ordered || x.Whole }); rj >= 0 && rd >= 0 {
+		d.Close()
+		return nil, &ItemError{Path: fmt.Sprintf("derive[%d]", rd), Err: fmt.Errorf("%s reads other rows, and %s (derive[%d]) rejects rows in the same step, which %s would still see: put them in derive steps of their own (the one that rejects first, as a rule)", specs[rd].Fn, specs[rj].Fn, rj, specs[rd].Fn)}
 	}
 	d.twoPass = d.whole
 	for i, der := range d.ders {
