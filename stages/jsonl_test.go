@@ -242,31 +242,34 @@ func TestJSONLinesDecode(t *testing.T) {
 }
 
 // TestJSONLinesTimestamps: a timestamp is an RFC 3339 string or epoch
-// milliseconds; milliseconds that do not fit in int64 microseconds are
-// rejected, not wrapped around.
+// milliseconds; one outside the years 1 to 9999 (which Spark and Python
+// read) is rejected: milliseconds that do not fit in int64 microseconds
+// (not wrapped around), microseconds given for milliseconds (year 55970,
+// which pyarrow could not hand to Python), a year-0 string.
 func TestJSONLinesTimestamps(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	input := `{"ts":"2024-01-01T00:00:00Z"}` + "\n" + `{"ts":1704067200000}` + "\n" + `{"ts":10000000000000000}` + "\n" + `{"ts":-9300000000000000}` + "\n" + `{"ts":253402300799000}` + "\n"
+	input := `{"ts":"2024-01-01T00:00:00Z"}` + "\n" + `{"ts":1704067200000}` + "\n" + `{"ts":10000000000000000}` + "\n" + `{"ts":-9300000000000000}` + "\n" + `{"ts":253402300799000}` + "\n" +
+		`{"ts":1704067200000000}` + "\n" + `{"ts":"0000-12-31T00:00:00Z"}` + "\n" + `{"ts":-62135596800000}` + "\n" + `{"ts":-62135596800001}` + "\n"
 	p := writeFile(t, "data.jsonl", []byte(input), false)
 	s := &JSONLines{Path: p, Name: "data.jsonl", Columns: []JSONColumn{{Name: "ts", Type: mustType(t, "timestamp")}}, BatchRows: 8, Mem: mem}
 	rows, rejects, err := decodeAll(t, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{`{"ts":"2024-01-01T00:00:00Z"}`, `{"ts":"2024-01-01T00:00:00Z"}`, `{"ts":"9999-12-31T23:59:59Z"}`}
+	want := []string{`{"ts":"2024-01-01T00:00:00Z"}`, `{"ts":"2024-01-01T00:00:00Z"}`, `{"ts":"9999-12-31T23:59:59Z"}`, `{"ts":"0001-01-01T00:00:00Z"}`}
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
 	}
 	var got []string
 	for _, r := range rejects {
 		got = append(got, r.Rule+":"+itoa(r.Line))
-		if !strings.Contains(r.Reason, "out of range") {
+		if !strings.Contains(r.Reason, "outside the years 1 to 9999") {
 			t.Errorf("reason %q", r.Reason)
 		}
 	}
-	if strings.Join(got, ",") != "type:3,type:4" {
-		t.Errorf("rejects %v, want type:3,type:4", got)
+	if strings.Join(got, ",") != "type:3,type:4,type:6,type:7,type:9" {
+		t.Errorf("rejects %v, want type:3,type:4,type:6,type:7,type:9", got)
 	}
 }
 

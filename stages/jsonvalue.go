@@ -42,6 +42,31 @@ var errInvalidUTF8 = errors.New("invalid UTF-8 in string")
 
 func isNull(v *fastjson.Value) bool { return v == nil || v.Type() == fastjson.TypeNull }
 
+// minTimestamp and maxTimestamp bound the timestamps read from JSON, in
+// microseconds: 0001-01-01 to 9999-12-31, the years Spark, Python's
+// datetime and pyarrow's to_pylist read (a number in microseconds or
+// nanoseconds taken as the milliseconds it is read as lands far past them).
+var (
+	minTimestamp = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	maxTimestamp = time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC).UnixMicro()
+)
+
+// rfc3339Micros reads an RFC 3339 timestamp with its zone (2024-01-02T03:04:05.5Z,
+// …+01:00) as microseconds since 1970 UTC, digits below the microsecond
+// cut to the microsecond before; one outside the years 1 to 9999 is an
+// error.
+func rfc3339Micros(b []byte) (int64, error) {
+	tm, err := time.Parse(time.RFC3339Nano, string(b))
+	if err != nil {
+		return 0, fmt.Errorf("timestamp: %w", err)
+	}
+	us := tm.UnixMicro()
+	if us < minTimestamp || us > maxTimestamp {
+		return 0, fmt.Errorf("timestamp: %s is outside the years 1 to 9999 that Spark and Python read", b)
+	}
+	return us, nil
+}
+
 // compileValue builds the check and append functions for an Arrow type.
 func compileValue(dt arrow.DataType) (valueFn, error) {
 	switch t := dt.(type) {
@@ -154,19 +179,17 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 		parse := func(v *fastjson.Value) (int64, error) {
 			switch v.Type() {
 			case fastjson.TypeString:
-				tm, err := time.Parse(time.RFC3339Nano, string(v.GetStringBytes()))
-				if err != nil {
-					return 0, fmt.Errorf("timestamp: %w", err)
-				}
-				return tm.UnixMicro(), nil
+				return rfc3339Micros(v.GetStringBytes())
 			case fastjson.TypeNumber:
 				// Epoch milliseconds, as pandas writes datetimes by default.
 				n, err := intOf(v)
 				if err != nil {
 					return 0, err
 				}
-				if n > math.MaxInt64/1000 || n < math.MinInt64/1000 {
-					return 0, fmt.Errorf("timestamp: %d epoch milliseconds is out of range (about 292,000 years either side of 1970)", n)
+				if n > maxTimestamp/1000 || n < minTimestamp/1000 {
+					// Most often microseconds or nanoseconds given for
+					// milliseconds.
+					return 0, fmt.Errorf("timestamp: %d epoch milliseconds is outside the years 1 to 9999 that Spark and Python read (microseconds or nanoseconds?)", n)
 				}
 				return n * 1000, nil
 			}

@@ -145,9 +145,9 @@ func (s *TSVFolder) Schema() (*arrow.Schema, error) {
 	})
 	for _, c := range s.Columns {
 		switch c.Type.ID() {
-		case arrow.STRING, arrow.INT64, arrow.FLOAT64, arrow.BOOL:
+		case arrow.STRING, arrow.INT64, arrow.FLOAT64, arrow.BOOL, arrow.TIMESTAMP:
 		default:
-			return nil, fmt.Errorf("column %s: a TSV column is string, int64, float64 or bool, not %s (parse it with a derive step)", c.Name, c.Type)
+			return nil, fmt.Errorf("column %s: a TSV column is string, int64, float64, bool or timestamp, not %s (declare it string and parse it with a derive step such as parse_json or split)", c.Name, c.Type)
 		}
 	}
 	return s.schema, nil
@@ -527,6 +527,10 @@ func (s *TSVFolder) checkFields(idx []int, fields [][]byte) (int, error) {
 			}
 		case arrow.BOOL:
 			_, err = strconv.ParseBool(string(f))
+		case arrow.TIMESTAMP:
+			if _, terr := rfc3339Micros(f); terr != nil {
+				return k, fmt.Errorf("%q is not an RFC 3339 timestamp with its zone in the years 1 to 9999 (2024-01-02T03:04:05Z)", f)
+			}
 		}
 		if err != nil {
 			return k, fmt.Errorf("%q is not %s", f, col.Type)
@@ -555,6 +559,9 @@ func appendField(b array.Builder, t arrow.DataType, f []byte) {
 	case arrow.BOOL:
 		v, _ := strconv.ParseBool(string(f))
 		b.(*array.BooleanBuilder).Append(v)
+	case arrow.TIMESTAMP:
+		v, _ := rfc3339Micros(f)
+		b.(*array.TimestampBuilder).Append(arrow.Timestamp(v))
 	}
 }
 

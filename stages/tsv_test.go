@@ -204,6 +204,43 @@ func TestTSVNumbers(t *testing.T) {
 	}
 }
 
+// TestTSVTimestamps: a TSV column declared timestamp takes RFC 3339 cells
+// with their zone, as JSON lines do, into microseconds UTC (an empty cell
+// is null); a cell without a zone or outside the years 1 to 9999 rejects
+// its row. TSV columns could not be timestamps before, and no derive
+// parsed one.
+func TestTSVTimestamps(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "g"), []byte("id\tts\na\t2024-01-02T03:04:05.5+01:00\nb\t\nc\t2024-01-02 03:04:05\nd\t2024-01-02T03:04:05.123456789Z\ne\t0000-01-01T00:00:00Z\n"), 0o644)
+	s := &TSVFolder{Path: dir, Name: "chats", Mem: mem, Columns: []TSVColumn{{Name: "id", Type: arrow.BinaryTypes.String}, {Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}}}}
+	rows, rejects, err := decodeTSV(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"id":"a","ts":"2024-01-02T02:04:05.5Z"} {"id":"b","ts":null} {"id":"d","ts":"2024-01-02T03:04:05.123456Z"}`
+	if got := strings.Join(rows, " "); !strings.Contains(got, `"id":"a"`) || len(rows) != 3 {
+		t.Errorf("rows %q", rows)
+	} else {
+		for _, w := range strings.Split(want, " ") {
+			if !strings.Contains(got, w) {
+				t.Errorf("rows %q lack %s", got, w)
+			}
+		}
+	}
+	var got []string
+	for _, r := range rejects {
+		got = append(got, itoa(r.Line)+":"+r.Rule)
+		if !strings.Contains(r.Reason, "not an RFC 3339 timestamp") {
+			t.Errorf("reason %q", r.Reason)
+		}
+	}
+	if strings.Join(got, " ") != "4:type 6:type" {
+		t.Errorf("rejects %v, want lines 4 (no zone) and 6 (year 0)", got)
+	}
+}
+
 // TestTSVFolderPassesFIFO: a FIFO in the folder is passed over with a
 // note, not opened (an open would wait for a writer forever).
 func TestTSVFolderPassesFIFO(t *testing.T) {
