@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -92,6 +93,35 @@ type JSONLines struct {
 	bufMu   sync.Mutex
 	bufs    [][]byte // chunk buffers handed back by Decode, at most maxFreeBufs
 	initErr error
+	// valued marks the columns some decoded row gave a value (not null),
+	// and rows counts the rows decoded, for Notes.
+	valued []atomic.Bool
+	rows   atomic.Int64
+}
+
+// Notes reports the declared columns that no row of the file gave a
+// value: null or left out on every line, as a key spelled otherwise in
+// the file would be (r.country for a key nested as {"r": {"country":
+// …}}), or a field the release never fills.
+func (s *JSONLines) Notes() []string {
+	n := s.rows.Load()
+	if n == 0 {
+		return nil
+	}
+	var never []string
+	for i := range s.valued {
+		if !s.valued[i].Load() {
+			never = append(never, s.Columns[i].Name)
+		}
+	}
+	if len(never) == 0 {
+		return nil
+	}
+	note := fmt.Sprintf("%s: no line gives %s a value (null or without the key in all %d rows read)", s.Name, strings.Join(never, ", "), n)
+	if slices.ContainsFunc(never, func(c string) bool { return strings.Contains(c, ".") }) {
+		note += "; a dotted name is one key, not a path into a nested object: declare the object as a struct<…> column"
+	}
+	return []string{note}
 }
 
 // parsePrefixes is a run of fastjson's error prefixes, one per level of
@@ -124,6 +154,7 @@ func (s *JSONLines) Schema() (*arrow.Schema, error) {
 }
 
 func (s *JSONLines) init() {
+	s.valued = make([]atomic.Bool, len(s.Columns))
 	fields := make([]arrow.Field, 0, len(s.Columns)+1)
 	s.keys = map[string]keyRef{}
 	for i, c := range s.Columns {
@@ -389,6 +420,14 @@ func (s *JSONLines) Decode(ctx context.Context, c pipeline.Chunk, rej *pipeline.
 		st = &decodeState{}
 	}
 	b, err := s.decode(st, c, rej)
+	if err == nil && b != nil && b.NumRows() > 0 {
+		s.rows.Add(b.NumRows())
+		for i := range s.valued {
+			if !s.valued[i].Load() && b.Column(i).NullN() < int(b.NumRows()) {
+				s.valued[i].Store(true)
+			}
+		}
+	}
 	st.fast.line = nil // the chunk's buffer goes back to the free list
 	s.states.Put(st)
 	s.putBuf(c.Data) // decode copied what it kept (builders, rejects)

@@ -497,3 +497,30 @@ func TestErrTypeWording(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONLinesNotesColumnsNeverValued: a declared column that no line
+// gives a value (a dotted name for a nested key, a key the file never
+// has, a key always null) is noted with the rows read; the note on a
+// dotted name says it is no path. They were read as nulls without a word.
+func TestJSONLinesNotesColumnsNeverValued(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	input := `{"id":"a","r":{"country":"UK"},"gone":null}` + "\n" + `{"id":"b","r":{"country":"FR"}}` + "\n"
+	p := writeFile(t, "data.jsonl", []byte(input), false)
+	s := &JSONLines{Path: p, Name: "data.jsonl", Columns: []JSONColumn{
+		{Name: "id", Type: mustType(t, "string")},
+		{Name: "r.country", Type: mustType(t, "string")},
+		{Name: "gone", Type: mustType(t, "int64")},
+	}, BatchRows: 1, Mem: mem}
+	if notes := s.Notes(); notes != nil {
+		t.Errorf("notes before reading: %q", notes)
+	}
+	if _, _, err := decodeAll(t, s); err != nil {
+		t.Fatal(err)
+	}
+	notes := s.Notes()
+	want := "data.jsonl: no line gives r.country, gone a value (null or without the key in all 2 rows read); a dotted name is one key"
+	if len(notes) != 1 || !strings.HasPrefix(notes[0], want) {
+		t.Errorf("notes %q, want one starting %q", notes, want)
+	}
+}
