@@ -90,7 +90,11 @@ func (c *Config) typeErrors(te *yaml.TypeError) error {
 		}
 		if m := lineRE.FindStringSubmatch(e); m != nil {
 			line, _ := strconv.Atoi(m[1])
-			errs = append(errs, &FieldError{File: c.file, Line: line, Path: c.pathAtLine(line), Err: fmt.Errorf("%w: %s", ErrType, m[2])})
+			value := ""
+			if v := valueRE.FindStringSubmatch(m[2]); v != nil {
+				value = v[1]
+			}
+			errs = append(errs, &FieldError{File: c.file, Line: line, Path: c.pathAtLine(line, value), Err: fmt.Errorf("%w: %s", ErrType, m[2])})
 			continue
 		}
 		errs = append(errs, &FieldError{File: c.file, Err: fmt.Errorf("%w: %s", ErrType, e)})
@@ -370,7 +374,7 @@ func (c *Config) pathOfKey(line int, key string) string {
 }
 
 // pathAtLine finds the path of the first node at a line.
-func (c *Config) pathAtLine(line int) string {
+func (c *Config) pathAtLine(line int, value string) string {
 	var found string
 	var walk func(n *yaml.Node, path string)
 	walk = func(n *yaml.Node, path string) {
@@ -381,11 +385,16 @@ func (c *Config) pathAtLine(line int) string {
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				p := joinPath(path, n.Content[i].Value)
-				if n.Content[i].Line == line || n.Content[i+1].Line == line && n.Content[i+1].Kind == yaml.ScalarNode {
-					found = p
-					return
+				k, v := n.Content[i], n.Content[i+1]
+				if k.Line == line || v.Line == line && v.Kind == yaml.ScalarNode {
+					// A flow mapping holds several keys on the line:
+					// the one whose value the error quotes, if any.
+					if value == "" || v.Kind == yaml.ScalarNode && v.Value == value || !lineHasValue(n, line, value) {
+						found = p
+						return
+					}
 				}
-				walk(n.Content[i+1], p)
+				walk(v, p)
 			}
 		case yaml.SequenceNode:
 			for i, e := range n.Content {
@@ -403,6 +412,21 @@ func (c *Config) pathAtLine(line int) string {
 	}
 	return found
 }
+
+// lineHasValue reports whether mapping n holds, on line, a scalar value
+// equal to value.
+func lineHasValue(n *yaml.Node, line int, value string) bool {
+	for i := 1; i < len(n.Content); i += 2 {
+		if v := n.Content[i]; v.Line == line && v.Kind == yaml.ScalarNode && v.Value == value {
+			return true
+		}
+	}
+	return false
+}
+
+// valueRE finds the value yaml quotes in a type error ("cannot unmarshal
+// !!str `tags` into []string").
+var valueRE = regexp.MustCompile("cannot unmarshal !!\\w+ `([^`]*)`")
 
 func joinPath(a, b string) string {
 	if a == "" {
