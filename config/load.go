@@ -79,7 +79,10 @@ func (c *Config) typeErrors(te *yaml.TypeError) error {
 			key := m[2]
 			path := c.pathOfKey(line, key)
 			hint := ""
-			if s := nearest(key, keysOf(m[3])); s != "" {
+			if strings.HasSuffix(m[3], ".When") && (key == "values" || key == "value") {
+				// enum's word for the list; when's is in.
+				hint = ` (did you mean "in"? when: {column, in: [values]})`
+			} else if s := nearest(key, keysOf(m[3])); s != "" {
 				hint = fmt.Sprintf(" (did you mean %q?)", s)
 			} else if strings.HasSuffix(m[3], "Rule") && slices.Contains(keysOf("config.Rule"), key) {
 				// when: or on_fail: inside enum: {...} instead of beside it.
