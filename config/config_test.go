@@ -92,6 +92,7 @@ func TestLoadBad(t *testing.T) {
 				`column_mistakes.bad.yaml:12: datasets.d.inputs.in.columns[3].aliases[1]: invalid value: "b" is the column's own name`,
 				`column_mistakes.bad.yaml:13: datasets.d.inputs.in.columns[4].type: invalid value: type "struct<country:string,country:string>": struct field "country" comes twice`,
 				`column_mistakes.bad.yaml:18: datasets.d.tables.t.steps[0].snake_case: invalid value: only true makes the step`,
+				`column_mistakes.bad.yaml:21: datasets.e.inputs.abs.path: invalid value: "/data/d/in.jsonl": input paths are relative to the data root`,
 			},
 			is: ErrInvalid,
 		},

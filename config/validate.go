@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -226,6 +227,10 @@ func (c *Config) validateInput(p string, in *Input, add addFunc) {
 	}
 	if in.Path == "" {
 		add(p+".path", ErrRequired, "give the path relative to the data root")
+	} else if filepath.IsAbs(in.Path) || strings.HasPrefix(in.Path, "~") {
+		// It was joined under the data root all the same; and the
+		// manifest names inputs by this path, the same on every machine.
+		add(p+".path", ErrInvalid, "%q: input paths are relative to the data root (data:, or --data); put the file under it, or point the data root at its folder", in.Path)
 	}
 	if in.Format != "jsonl" && in.Format != "tsv" && in.Format != "parquet" {
 		add(p+".format", ErrInvalid, "must be jsonl, tsv or parquet, got %q", in.Format)
