@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 var (
@@ -302,8 +304,10 @@ func (c *Config) validateInput(p string, in *Input, add addFunc) {
 		seen[col.Name] = true
 		if col.Type == "" {
 			add(cp+".type", ErrRequired, "column type")
-		} else if _, err := ParseType(col.Type); err != nil {
+		} else if dt, err := ParseType(col.Type); err != nil {
 			add(cp+".type", ErrInvalid, "%v", err)
+		} else if why := formatReads(in.Format, dt); why != "" {
+			add(cp+".type", ErrInvalid, "%s", why)
 		}
 		if col.Optional && in.Format != "parquet" {
 			add(cp+".optional", ErrInvalid, "optional applies to parquet inputs (a missing JSONL key is null anyway; a TSV header must name the column)")
@@ -469,4 +473,41 @@ func (c *Config) validateRule(p string, r Rule, add addFunc) {
 	if r.OnFail == "flag" && r.Unique != nil {
 		add(p+".on_fail", ErrInvalid, "a unique rule rejects; it cannot flag")
 	}
+}
+
+// formatReads returns why an input of format cannot read a column of type
+// t, or "" when it can (the decoders' own limits, told at the column's
+// line once, not at every table that reads the input).
+func formatReads(format string, t arrow.DataType) string {
+	switch format {
+	case "tsv":
+		switch t.ID() {
+		case arrow.STRING, arrow.INT64, arrow.FLOAT64, arrow.BOOL, arrow.TIMESTAMP:
+			return ""
+		}
+		return fmt.Sprintf("a TSV column is string, int64, float64, bool or timestamp, not %s (declare it string and parse it with a derive step such as parse_json or split)", FormatType(t))
+	case "jsonl":
+		var why string
+		var walk func(arrow.DataType)
+		walk = func(t arrow.DataType) {
+			switch t := t.(type) {
+			case *arrow.Date32Type:
+				why = "JSON lines have no date: declare a timestamp (an RFC 3339 string) or a string"
+			case *arrow.MapType:
+				if t.KeyType().ID() != arrow.STRING {
+					why = fmt.Sprintf("a JSON object's keys are strings: declare map<string,%s>", FormatType(t.ItemType()))
+				}
+				walk(t.ItemType())
+			case *arrow.ListType:
+				walk(t.Elem())
+			case *arrow.StructType:
+				for _, f := range t.Fields() {
+					walk(f.Type)
+				}
+			}
+		}
+		walk(t)
+		return why
+	}
+	return ""
 }
