@@ -103,7 +103,7 @@ func PartitionColumn(in *arrow.Schema, col string) (int, error) {
 	case arrow.STRING, arrow.INT64, arrow.INT32, arrow.BOOL:
 		return i[0], nil
 	}
-	return -1, fmt.Errorf("column %q is %s; partition on a string, integer or boolean", col, in.Field(i[0]).Type)
+	return -1, fmt.Errorf("column %q is %s; partition on a string, integer or boolean", col, config.FormatType(in.Field(i[0]).Type))
 }
 
 // NewTable prepares a sink for batches of the given schema. Columns whose

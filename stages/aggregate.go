@@ -936,11 +936,11 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 		}
 		for k := 0; k < 2; k++ {
 			if !isStringList(in.Field(args[k]).Type) {
-				return fn, fmt.Errorf("schulze: %s is %s, want list<string>", c.Args[k], in.Field(args[k]).Type)
+				return fn, fmt.Errorf("schulze: %s is %s, want list<string>", c.Args[k], config.FormatType(in.Field(args[k]).Type))
 			}
 		}
 		if lt, ok := in.Field(args[2]).Type.(*arrow.ListType); !ok || !isNumeric(lt.Elem()) {
-			return fn, fmt.Errorf("schulze: %s is %s, want a list of integers", c.Args[2], in.Field(args[2]).Type)
+			return fn, fmt.Errorf("schulze: %s is %s, want a list of integers", c.Args[2], config.FormatType(in.Field(args[2]).Type))
 		}
 		fn.typ = arrow.BinaryTypes.String
 		fn.newAcc = func() accumulator {

@@ -111,7 +111,7 @@ datasets:
 func TestBuildRefusesPartitionTypes(t *testing.T) {
 	data := t.TempDir()
 	for _, tc := range []struct{ col, want string }{
-		{"labels", `datasets.d.tables.t.partition_by: column "labels" is list<item: utf8, nullable>; partition on a string, integer or boolean`},
+		{"labels", `datasets.d.tables.t.partition_by: column "labels" is list<string>; partition on a string, integer or boolean`},
 		{"w", `datasets.d.tables.t.partition_by: column "w" is float64`},
 		{"id", ""},
 	} {

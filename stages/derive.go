@@ -444,7 +444,7 @@ func argColumns(in *arrow.Schema, d config.Derivation, n int) ([]int, error) {
 
 func wantType(in *arrow.Schema, c int, ok func(arrow.DataType) bool, want string) error {
 	if t := in.Field(c).Type; !ok(t) {
-		return fmt.Errorf("column %s is %s, want %s", in.Field(c).Name, t, want)
+		return fmt.Errorf("column %s is %s, want %s", in.Field(c).Name, config.FormatType(t), want)
 	}
 	return nil
 }
@@ -625,7 +625,7 @@ func init() {
 			st, ok = lt.Elem().(*arrow.StructType)
 		}
 		if !ok {
-			return nil, fmt.Errorf("column %s is %s, want list<struct<...>>", d.Args[0], in.Field(col).Type)
+			return nil, fmt.Errorf("column %s is %s, want list<struct<...>>", d.Args[0], config.FormatType(in.Field(col).Type))
 		}
 		fi, ok := st.FieldIdx(d.Value)
 		if !ok || !isList(st.Field(fi).Type) {

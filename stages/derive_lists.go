@@ -24,7 +24,7 @@ func init() {
 		}
 		vt, ok := in.Field(idx[2]).Type.(*arrow.ListType)
 		if !ok {
-			return nil, fmt.Errorf("column %s is %s, want a list", d.Args[2], in.Field(idx[2]).Type)
+			return nil, fmt.Errorf("column %s is %s, want a list", d.Args[2], config.FormatType(in.Field(idx[2]).Type))
 		}
 		return &Deriver{Type: arrow.ListOf(vt.Elem()), ComputeRows: func(b arrow.RecordBatch, bad map[int]string) (arrow.Array, error) {
 			ids, keys, vals := b.Column(idx[0]).(*array.List), b.Column(idx[1]).(*array.List), b.Column(idx[2]).(*array.List)
@@ -162,7 +162,7 @@ func init() {
 		if a, b := in.Field(idx[0]).Type, in.Field(idx[1]).Type; !sameLayout(a, b) {
 			// Values of two types never compare equal: it was false or
 			// null on every row.
-			return nil, fmt.Errorf("columns %s (%s) and %s (%s) cannot be compared: they must have the same type", d.Args[0], a, d.Args[1], b)
+			return nil, fmt.Errorf("columns %s (%s) and %s (%s) cannot be compared: they must have the same type", d.Args[0], config.FormatType(a), d.Args[1], config.FormatType(b))
 		}
 		return &Deriver{Type: arrow.FixedWidthTypes.Boolean, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
 			bb := array.NewBooleanBuilder(mem)

@@ -311,7 +311,7 @@ func init() {
 		}
 		mt, ok := in.Field(idx[0]).Type.(*arrow.MapType)
 		if !ok || mt.KeyType().ID() != arrow.STRING {
-			return nil, fmt.Errorf("column %s is %s, want map<string,...>", d.Args[0], in.Field(idx[0]).Type)
+			return nil, fmt.Errorf("column %s is %s, want map<string,...>", d.Args[0], config.FormatType(in.Field(idx[0]).Type))
 		}
 		return &Deriver{Type: arrow.ListOf(arrow.BinaryTypes.String), Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
 			m := b.Column(idx[0]).(*array.Map)

@@ -408,7 +408,7 @@ func TestDeriveBuildErrors(t *testing.T) {
 		{name: "upper on list<int64>", specs: []config.Derivation{{Name: "x", Fn: "upper", Args: []string{"l"}}}, err: []string{"column l"}},
 		{name: "count_equal on a string", specs: []config.Derivation{{Name: "x", Fn: "count_equal", Args: []string{"s"}, Value: "a"}}, err: []string{"want list<string>"}},
 		{name: "count_equal without a value", specs: []config.Derivation{{Name: "x", Fn: "count_equal", Args: []string{"v"}}}, err: []string{"count_equal: value must be the value to count"}},
-		{name: "equals on two types", specs: []config.Derivation{{Name: "x", Fn: "equals", Args: []string{"n", "s"}}}, err: []string{"equals: columns n (int64) and s (utf8) cannot be compared"}},
+		{name: "equals on two types", specs: []config.Derivation{{Name: "x", Fn: "equals", Args: []string{"n", "s"}}}, err: []string{"equals: columns n (int64) and s (string) cannot be compared"}},
 		{name: "lead beside a derivation that rejects rows", specs: []config.Derivation{{Name: "p", Fn: "parse_json", Args: []string{"s"}, Type: "int64"}, {Name: "x", Fn: "lead", Args: []string{"s"}, By: []string{"n"}}}, err: []string{"derive[1]: lead reads other rows, and parse_json (derive[0]) rejects rows in the same step"}},
 		{name: "lag before a derivation that rejects rows", specs: []config.Derivation{{Name: "x", Fn: "lag", Args: []string{"s"}}, {Name: "p", Fn: "parse_json", Args: []string{"s"}, Type: "int64"}}, err: []string{"derive[0]: lag reads other rows, and parse_json (derive[1])"}},
 		{name: "majority with min 0", specs: []config.Derivation{{Name: "x", Fn: "majority", Args: []string{"v"}}}, err: []string{"min must be"}},

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/agora-etl/agora/config"
 	"github.com/agora-etl/agora/pipeline"
 )
 
@@ -341,7 +342,7 @@ func NewExplode(mem memory.Allocator, in *arrow.Schema, columns, as []string, in
 	for i, c := range lists {
 		lt, ok := in.Field(c).Type.(*arrow.ListType)
 		if !ok {
-			return nil, fmt.Errorf("explode: column %s is %s, not a list", columns[i], in.Field(c).Type)
+			return nil, fmt.Errorf("explode: column %s is %s, not a list", columns[i], config.FormatType(in.Field(c).Type))
 		}
 		_, isStruct := lt.Elem().(*arrow.StructType)
 		e.structOf = append(e.structOf, isStruct)

@@ -22,6 +22,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/agora-etl/agora/config"
 	"github.com/agora-etl/agora/pipeline"
 )
 
@@ -147,7 +148,7 @@ func (s *TSVFolder) Schema() (*arrow.Schema, error) {
 		switch c.Type.ID() {
 		case arrow.STRING, arrow.INT64, arrow.FLOAT64, arrow.BOOL, arrow.TIMESTAMP:
 		default:
-			return nil, fmt.Errorf("column %s: a TSV column is string, int64, float64, bool or timestamp, not %s (declare it string and parse it with a derive step such as parse_json or split)", c.Name, c.Type)
+			return nil, fmt.Errorf("column %s: a TSV column is string, int64, float64, bool or timestamp, not %s (declare it string and parse it with a derive step such as parse_json or split)", c.Name, config.FormatType(c.Type))
 		}
 	}
 	return s.schema, nil
@@ -533,7 +534,7 @@ func (s *TSVFolder) checkFields(idx []int, fields [][]byte) (int, error) {
 			}
 		}
 		if err != nil {
-			return k, fmt.Errorf("%q is not %s", f, col.Type)
+			return k, fmt.Errorf("%q is not %s", f, config.FormatType(col.Type))
 		}
 	}
 	return 0, nil

@@ -111,7 +111,7 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 		a, b := in.Field(idx[0]).Type, in.Field(idx[1]).Type
 		numeric := isNumeric(a) && isNumeric(b) && !isList(a) && !isList(b)
 		if !numeric && !arrow.TypeEqual(a, b) {
-			return fmt.Errorf("equal: columns %s (%s) and %s (%s) cannot be compared", r.Equal.Columns[0], a, r.Equal.Columns[1], b)
+			return fmt.Errorf("equal: columns %s (%s) and %s (%s) cannot be compared", r.Equal.Columns[0], config.FormatType(a), r.Equal.Columns[1], config.FormatType(b))
 		}
 		tol := r.Equal.Tolerance
 		v.rules = append(v.rules, rule{name: "equal", check: func(b arrow.RecordBatch, i int) (string, string) {
@@ -155,7 +155,7 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 			return err
 		}
 		if !isStringish(in.Field(idx[0]).Type) {
-			return fmt.Errorf("enum: column %s is %s, want string or list<string>", r.Enum.Column, in.Field(idx[0]).Type)
+			return fmt.Errorf("enum: column %s is %s, want string or list<string>", r.Enum.Column, config.FormatType(in.Field(idx[0]).Type))
 		}
 		allowed := map[string]bool{}
 		for _, val := range r.Enum.Values {
@@ -189,7 +189,7 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 			return err
 		}
 		if !isNumeric(in.Field(idx[0]).Type) {
-			return fmt.Errorf("range: column %s is %s, want a number or a list of numbers", r.Range.Column, in.Field(idx[0]).Type)
+			return fmt.Errorf("range: column %s is %s, want a number or a list of numbers", r.Range.Column, config.FormatType(in.Field(idx[0]).Type))
 		}
 		lo, hi := math.Inf(-1), math.Inf(1)
 		if r.Range.Min != nil {
@@ -240,7 +240,7 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 		}
 		for k, c := range idx {
 			if _, ok := in.Field(c).Type.(*arrow.ListType); !ok {
-				return fmt.Errorf("equal_lengths: column %s is %s, not a list", r.EqualLengths[k], in.Field(c).Type)
+				return fmt.Errorf("equal_lengths: column %s is %s, not a list", r.EqualLengths[k], config.FormatType(in.Field(c).Type))
 			}
 		}
 		v.rules = append(v.rules, rule{name: "equal_lengths", check: func(b arrow.RecordBatch, i int) (string, string) {
@@ -288,7 +288,7 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 		}
 		for k, c := range idx {
 			if !isNumeric(in.Field(c).Type) || isList(in.Field(c).Type) {
-				return fmt.Errorf("sums_to: column %s is %s, want a number", r.SumsTo.Columns[k], in.Field(c).Type)
+				return fmt.Errorf("sums_to: column %s is %s, want a number", r.SumsTo.Columns[k], config.FormatType(in.Field(c).Type))
 			}
 		}
 		want, tol := r.SumsTo.Value, r.SumsTo.Tolerance

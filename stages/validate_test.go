@@ -393,7 +393,7 @@ func TestValidateBuildErrors(t *testing.T) {
 		{name: "enum on an int64 column", rules: []config.Rule{{Enum: &config.EnumRule{Column: "n", Values: []string{"1"}}}}, err: []string{"enum: column n is int64, want string or list<string>"}},
 		{name: "enum on list<int64>", rules: []config.Rule{{Enum: &config.EnumRule{Column: "ns", Values: []string{"1"}}}}, err: []string{"enum: column ns"}},
 		{name: "range: unknown column", rules: []config.Rule{{Range: &config.RangeRule{Column: "nope", Max: tcFloat(1)}}}, err: []string{`"nope"`}, noCol: true},
-		{name: "range on a string column", rules: []config.Rule{{Range: &config.RangeRule{Column: "id", Max: tcFloat(1)}}}, err: []string{"range: column id is utf8, want a number"}},
+		{name: "range on a string column", rules: []config.Rule{{Range: &config.RangeRule{Column: "id", Max: tcFloat(1)}}}, err: []string{"range: column id is string, want a number"}},
 		{name: "range on list<string>", rules: []config.Rule{{Range: &config.RangeRule{Column: "tags", Max: tcFloat(1)}}}, err: []string{"range: column tags"}},
 		{name: "range on bool", rules: []config.Rule{{Range: &config.RangeRule{Column: "flag", Max: tcFloat(1)}}}, err: []string{"range: column flag"}},
 		{name: "equal_lengths on a non-list", rules: []config.Rule{{EqualLengths: []string{"tags", "n"}}}, err: []string{"equal_lengths: column n is int64, not a list"}},
