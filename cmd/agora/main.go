@@ -190,8 +190,9 @@ Spark, pandas and polars. Datasets are declared in pipeline.yaml.
 Exit codes: 0 success (also: nothing changed, nothing to do), 1 a dataset
 failed (it keeps its previous release; the others still run) or a download
 failed or did not match its published checksum, 2 bad command line or
-pipeline.yaml, 3 published but a table rejected more rows than its
-max_reject_ratio, 130 interrupted (the dataset being run keeps its previous
+pipeline.yaml, 3 a table rejected more rows than its max_reject_ratio (run:
+published all the same, or unchanged since such a release; check: nothing is
+written), 130 interrupted (the dataset being run keeps its previous
 release; those published before the signal stay).
 
 On a terminal, run, check and fetch show a live progress bar per table or

@@ -238,12 +238,18 @@ func TestRejectRatioExitCode(t *testing.T) {
 	// A grade of 9 is out of range: rejected, and over a ratio of 0.
 	gz := filepath.Join(data, "crowdrag25", "grades.jsonl.gz")
 	writeGz(t, gz, `{"response":"x","correctness_topical":9,"coherence_logical":1,"coherence_stylistic":1,"coverage_broad":1,"coverage_deep":1,"consistency_internal":1,"quality_overall":1}`+"\n")
-	code, _, stderr := agora(t, "run", "--config", cfgPath, "--data", data, "--out", out, "--only", "crowdrag25", "--mode", "overwrite")
-	if code != exitRejects || !strings.Contains(stderr, "crowdrag25/grades") {
+	code, stdout, stderr := agora(t, "run", "--config", cfgPath, "--data", data, "--out", out, "--only", "crowdrag25", "--mode", "overwrite")
+	if code != exitRejects || !strings.Contains(stderr, "crowdrag25/grades") || strings.Contains(stdout+stderr, "nothing to do") {
 		t.Fatalf("exit %d, want %d\n%s", code, exitRejects, stderr)
 	}
 	if !sinks.Published(out, "crowdrag25") {
 		t.Fatal("the release must still be published")
+	}
+	// Run again on the same input: nothing to do, but the release still
+	// rejected too many rows, so the exit is 3 again (it was 0).
+	code, stdout, stderr = agora(t, "run", "--config", cfgPath, "--data", data, "--out", out, "--only", "crowdrag25", "--mode", "overwrite")
+	if code != exitRejects || !strings.Contains(stderr, "in the unchanged release") || !strings.Contains(stdout+stderr, "nothing to do") {
+		t.Fatalf("unchanged release: exit %d, want %d\n%s%s", code, exitRejects, stdout, stderr)
 	}
 }
 

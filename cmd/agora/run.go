@@ -155,8 +155,10 @@ type DatasetResult struct {
 	Tables   []*TableResult
 	Duration time.Duration
 	// Skipped says the published release already matches the inputs and
-	// config, so nothing was run.
-	Skipped bool
+	// config, so nothing was run; Released are then that release's
+	// tables, from its manifest.
+	Skipped  bool
+	Released []*TableResult
 	// Notes are what the run has to say of the dataset beyond its tables.
 	Notes []string
 }
@@ -219,10 +221,19 @@ func runAll(ctx context.Context, cfg *config.Config, opts runOptions, report fun
 			published = append(published, id)
 		}
 		report(res)
-		for _, t := range res.Tables {
-			r := cfg.Datasets[id].Tables[t.Name].MaxRejectRatio
-			if r != nil && t.RowsIn > 0 && float64(t.Rejected)/float64(t.RowsIn) > *r {
-				over = append(over, fmt.Sprintf("%s/%s (%d of %d > %v)", id, t.Name, t.Rejected, t.RowsIn, *r))
+		// An unchanged release is judged as when it was made: a scheduler
+		// that runs again after exit 3 gets 3 again, not a quiet 0.
+		tables, was := res.Tables, ""
+		if res.Skipped {
+			tables, was = res.Released, ", in the unchanged release"
+		}
+		for _, t := range tables {
+			tc := cfg.Datasets[id].Tables[t.Name]
+			if tc == nil || tc.MaxRejectRatio == nil {
+				continue
+			}
+			if r := *tc.MaxRejectRatio; t.RowsIn > 0 && float64(t.Rejected)/float64(t.RowsIn) > r {
+				over = append(over, fmt.Sprintf("%s/%s (%d of %d > %v%s)", id, t.Name, t.Rejected, t.RowsIn, r, was))
 			}
 		}
 	}
@@ -347,7 +358,7 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 			if err := sinks.Recover(opts.FS, opts.Out, id); err != nil {
 				return nil, err
 			}
-			return &DatasetResult{ID: id, Target: filepath.Join(opts.Out, id), Skipped: true, Duration: time.Since(start)}, nil
+			return &DatasetResult{ID: id, Target: filepath.Join(opts.Out, id), Skipped: true, Released: old.Tables, Duration: time.Since(start)}, nil
 		}
 		hashed <- nil
 	default:
