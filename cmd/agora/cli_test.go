@@ -815,3 +815,17 @@ func TestCommandLineMistakesExitTwo(t *testing.T) {
 		t.Errorf("agora alone: exit %d, stdout %q", code, stdout)
 	}
 }
+
+// TestCheckNotesFlaggedChecks: check reports flagged checks without
+// saying they are in a manifest.json it does not write; run says they
+// are.
+func TestCheckNotesFlaggedChecks(t *testing.T) {
+	code, stdout, stderr := agora(t, "check", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--only", "delidata")
+	if code != 0 || !strings.Contains(stdout+stderr, "(kept, run flags them in manifest.json)") || strings.Contains(stdout+stderr, "(kept, flagged in manifest.json)") {
+		t.Errorf("check: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = agora(t, "run", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--out", t.TempDir(), "--only", "delidata")
+	if code != 0 || !strings.Contains(stdout+stderr, "(kept, flagged in manifest.json)") {
+		t.Errorf("run: exit %d\n%s%s", code, stdout, stderr)
+	}
+}

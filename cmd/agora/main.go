@@ -358,7 +358,11 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 					if c.Check != "" {
 						at = " (" + c.Check + ")"
 					}
-					notes = append(notes, fmt.Sprintf("%s/%s: check %s on %s%s failed on %d rows (kept, flagged in manifest.json)%s", r.ID, t.Name, c.Rule, c.Column, at, c.Failures, ex))
+					where := "flagged in manifest.json"
+					if check {
+						where = "run flags them in manifest.json"
+					}
+					notes = append(notes, fmt.Sprintf("%s/%s: check %s on %s%s failed on %d rows (kept, %s)%s", r.ID, t.Name, c.Rule, c.Column, at, c.Failures, where, ex))
 				}
 				for _, n := range t.Notes {
 					if !slices.Contains(notes, r.ID+": "+n) {
