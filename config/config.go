@@ -132,8 +132,11 @@ type Dataset struct {
 	Citation string `yaml:"citation"`
 	// Homepage is where the source release is published.
 	Homepage string `yaml:"homepage"`
-	// Vars are named lists that expand {name} placeholders in column
-	// names, and that steps such as unpivot refer to by name.
+	// Vars are named lists that expand {name} placeholders in the
+	// inputs' column names (one column per value), and that steps such as
+	// unpivot refer to by name. Nowhere else: a rule or derive that
+	// names "{name}_score" names that one column, which does not exist;
+	// a YAML anchor (&list, *list) repeats a list in steps.
 	Vars map[string][]string `yaml:"vars"`
 	// Inputs maps an input id to the file it reads.
 	Inputs map[string]*Input `yaml:"inputs"`
