@@ -179,7 +179,7 @@ func TestInspectErrors(t *testing.T) {
 	}{
 		{"missing path", []string{"inspect", filepath.Join(dir, "none")}, 1, "none"},
 		{"no parquet files", []string{"inspect", t.TempDir()}, 1, "no *.parquet files"},
-		{"not parquet", []string{"inspect", filepath.Join(dir, "x.parquet")}, 1, "x.parquet"},
+		{"not parquet", []string{"inspect", filepath.Join(dir, "x.parquet")}, 1, "x.parquet: not a readable Parquet file"},
 		{"bad format", []string{"inspect", dir, "--format", "xml"}, 2, "--format"},
 		{"no path", []string{"inspect"}, 2, "accepts 1 arg"},
 		{"a folder of several tables", []string{"inspect", filepath.Join(multi, "crowdrag25")}, 1, "inspect one table's folder at a time"},

@@ -227,7 +227,9 @@ func inspectPath(ctx context.Context, root string, head int) (*InspectReport, er
 		}
 		rdr, err := file.OpenParquetFile(p, false)
 		if err != nil {
-			return nil, fmt.Errorf("inspect %s: %w", p, err)
+			// arrow-go's words for a file that is not Parquet at all
+			// ("file is smaller than indicated metadata size").
+			return nil, fmt.Errorf("inspect %s: not a readable Parquet file: %w", p, err)
 		}
 		md := rdr.MetaData()
 		fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
