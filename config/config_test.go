@@ -57,6 +57,7 @@ func TestLoadBad(t *testing.T) {
 	tests := []struct {
 		file string
 		want []string // fragments, each must appear
+		not  []string // fragments that must not
 		is   error
 	}{
 		{
@@ -93,9 +94,12 @@ func TestLoadBad(t *testing.T) {
 				`column_mistakes.bad.yaml:13: datasets.d.inputs.in.columns[4].type: invalid value: type "struct<country:string,country:string>": struct field "country" comes twice`,
 				`column_mistakes.bad.yaml:14: datasets.d.inputs.in.columns[5].type: invalid value: a JSON object's keys are strings: declare map<string,string>`,
 				`column_mistakes.bad.yaml:19: datasets.d.tables.t.steps[0].snake_case: invalid value: only true makes the step`,
+				`column_mistakes.bad.yaml:24: datasets.e.inputs.csv.format: invalid value: must be jsonl, tsv or parquet, got "csv"`,
 				`column_mistakes.bad.yaml:23: datasets.e.inputs.chats.columns[0].type: invalid value: a TSV column is string, int64, float64, bool or timestamp, not date`,
 				`column_mistakes.bad.yaml:22: datasets.e.inputs.abs.path: invalid value: "/data/d/in.jsonl": input paths are relative to the data root`,
 			},
+			// An unknown format is said once, not again as TSV-only keys.
+			not: []string{"apply to tsv inputs only"},
 			is: ErrInvalid,
 		},
 		{
@@ -164,6 +168,11 @@ func TestLoadBad(t *testing.T) {
 			for _, w := range tt.want {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(err.Error(), w) {
+					t.Errorf("error has %q:\n%v", w, err)
 				}
 			}
 			if !errors.Is(err, tt.is) {

@@ -234,16 +234,17 @@ func (c *Config) validateInput(p string, in *Input, add addFunc) {
 		// manifest names inputs by this path, the same on every machine.
 		add(p+".path", ErrInvalid, "%q: input paths are relative to the data root (data:, or --data); put the file under it, or point the data root at its folder", in.Path)
 	}
-	if in.Format != "jsonl" && in.Format != "tsv" && in.Format != "parquet" {
+	known := in.Format == "jsonl" || in.Format == "tsv" || in.Format == "parquet"
+	if !known {
 		add(p+".format", ErrInvalid, "must be jsonl, tsv or parquet, got %q", in.Format)
 	}
 	if in.ExtraColumns != "" && in.ExtraColumns != "ignore" && in.ExtraColumns != "carry" {
 		add(p+".extra_columns", ErrInvalid, "must be ignore or carry, got %q", in.ExtraColumns)
 	}
-	if in.Format != "parquet" && in.ExtraColumns != "" {
+	if known && in.Format != "parquet" && in.ExtraColumns != "" {
 		add(p+".extra_columns", ErrInvalid, "extra_columns applies to parquet inputs only")
 	}
-	if in.Format != "tsv" && (in.FileColumn != "" || in.Skip != nil) {
+	if known && in.Format != "tsv" && (in.FileColumn != "" || in.Skip != nil) {
 		add(p+".format", ErrInvalid, "file_column and skip apply to tsv inputs only")
 	}
 	if in.Compression != "gzip" && in.Compression != "none" {
