@@ -112,17 +112,17 @@ func selectSchema(in *arrow.Schema, idx []int) *arrow.Schema {
 }
 
 func project(name string, in *arrow.Schema, names []string) (*Project, error) {
-	seen := map[string]bool{}
+	seen := map[string]int{} // new name → the input column given it
 	fields := make([]arrow.Field, len(names))
 	idx := make([]int, len(names))
 	for i, n := range names {
 		if n == "" {
 			return nil, fmt.Errorf("%s: empty column name", name)
 		}
-		if seen[n] {
-			return nil, fmt.Errorf("%s: two columns named %q", name, n)
+		if j, ok := seen[n]; ok {
+			return nil, fmt.Errorf("%s: two columns named %q (from %s and %s)", name, n, in.Field(j).Name, in.Field(i).Name)
 		}
-		seen[n] = true
+		seen[n] = i
 		fields[i] = in.Field(i)
 		fields[i].Name = n
 		idx[i] = i

@@ -305,7 +305,7 @@ func TestProject(t *testing.T) {
 			name:  "snake_case collision",
 			cols:  []string{"a.b:string", "a_b:string"},
 			build: NewSnakeCase,
-			err:   []string{"snake_case", `two columns named "a_b"`},
+			err:   []string{"snake_case", `two columns named "a_b" (from a.b and a_b)`},
 		},
 		{
 			name:  "drop columns",
