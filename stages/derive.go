@@ -340,6 +340,7 @@ func (d *Derive) apply(in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.Recor
 	cur.Retain()
 	bad := map[int]string{}
 	badRule := map[int]string{}
+	badCol := map[int]string{} // the one column a derivation reads (parse_json's text)
 	for i, der := range d.ders {
 		spec := d.specs[i]
 		var col arrow.Array
@@ -351,6 +352,9 @@ func (d *Derive) apply(in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.Recor
 				if _, seen := bad[r]; !seen && matches(cur, spec.When, r) {
 					bad[r] = spec.Name + ": " + why
 					badRule[r] = spec.Fn
+					if len(spec.Args) == 1 {
+						badCol[r] = spec.Args[0]
+					}
 				}
 			}
 		} else {
@@ -390,7 +394,7 @@ func (d *Derive) apply(in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.Recor
 	keep := make([]int64, 0, cur.NumRows())
 	for r := 0; r < int(cur.NumRows()); r++ {
 		if why, ok := bad[r]; ok {
-			rej.AddRow(in, r, badRule[r], "", why)
+			rej.AddRow(in, r, badRule[r], badCol[r], why)
 			continue
 		}
 		keep = append(keep, int64(r))

@@ -695,3 +695,25 @@ func TestAlignByKeyRejectsMisalignedRows(t *testing.T) {
 	tcEqual(t, "rows", tcRows(out), []string{`3:{"al":null,"ids":null,"keys":["c1"],"vals":[1]}`, `4:{"al":[null],"ids":["c1"],"keys":null,"vals":[1,2]}`, `5:{"al":[null,null],"ids":["c1","c2"],"keys":null,"vals":null}`})
 	tcEqual(t, "rejects", tcRejects(rej.List()), []string{"align_by_key  1", "align_by_key  2"})
 }
+
+// TestParseJSONRejectNamesColumn: a row parse_json rejects names the
+// column it read in _rejects (it was null there).
+func TestParseJSONRejectNamesColumn(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "raw:string", "_line:int64")
+	d, err := NewDerive(mem, s, []config.Derivation{{Name: "n", Fn: "parse_json", Args: []string{"raw"}, Type: "int64"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	in := tcBatch(t, mem, s, `[{"raw":"1","_line":1},{"raw":"{bad","_line":2}]`)
+	defer in.Release()
+	rej := &pipeline.Rejects{}
+	out, err := d.Process(t.Context(), in, rej)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	tcEqual(t, "rejects", tcRejects(rej.List()), []string{"parse_json raw 2"})
+}
