@@ -480,6 +480,19 @@ func (t *Table) Close() ([]FileInfo, error) {
 		t.Abort()
 		return nil, err
 	}
+	if len(t.parts) == 0 && len(t.open) == 0 {
+		// No row to write (every row rejected, or an empty input): the
+		// table still gets its file, with the schema and no rows, so that
+		// a reader globbing its folder gets no rows instead of "no files
+		// found", and the schema stays readable.
+		fw, err := newFileWriter(fsOrOS(t.FS), filepath.Join(t.root, t.name), "part-00000.parquet", t.schema, t.w, t.mem)
+		if err != nil {
+			t.Abort()
+			return nil, err
+		}
+		t.open[""] = &partWriter{fw: fw}
+		t.order = append(t.order, "")
+	}
 	// The partitions' last row groups are compressed and their files
 	// synced and read back in parallel: the end of a table is otherwise a
 	// serial tail of as many files as it has partitions.

@@ -890,3 +890,60 @@ func TestPartitionValueErrorNamesRow(t *testing.T) {
 		}
 	})
 }
+
+// TestTableWithoutRows: an unpartitioned table that gets no row (every
+// row rejected, an empty input) still writes its one file, with the
+// schema and no rows, which DuckDB-style globs of the folder find; a
+// partitioned one has no folder to put it in and writes none.
+func TestTableWithoutRows(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	root := t.TempDir()
+	sink, err := NewTable(root, "t", testSchema, nil, config.DefaultWriter, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := sink.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || files[0].Path != "t/part-00000.parquet" || files[0].Rows != 0 {
+		t.Fatalf("files %+v, want t/part-00000.parquet with 0 rows", files)
+	}
+	rdr, err := file.OpenParquetFile(filepath.Join(root, "t", "part-00000.parquet"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.NewGoAllocator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := fr.Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rdr.NumRows() != 0 || sc.NumFields() != testSchema.NumFields()-countHidden(testSchema) {
+		t.Errorf("%d rows, schema %s; want 0 rows and the table's columns", rdr.NumRows(), sc)
+	}
+
+	part, err := NewTable(t.TempDir(), "t", testSchema, []string{"dim"}, config.DefaultWriter, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files, err := part.Close(); err != nil || len(files) != 0 {
+		t.Errorf("partitioned: files %+v, err %v; want none", files, err)
+	}
+}
+
+// countHidden counts the columns of s the writers leave out (_file,
+// _line).
+func countHidden(s *arrow.Schema) int {
+	n := 0
+	for _, f := range s.Fields() {
+		if strings.HasPrefix(f.Name, "_") {
+			n++
+		}
+	}
+	return n
+}

@@ -617,3 +617,46 @@ func TestDataPackageHashOfOneFile(t *testing.T) {
 		t.Errorf("resource %v", r)
 	}
 }
+
+// TestAllRowsRejected: a table whose every row is rejected publishes one
+// file of no rows with its schema (unpartitioned), and says so in a note
+// in the manifest; it wrote no file and said nothing beyond a 0.
+func TestAllRowsRejected(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "data", "d"), 0o755)
+	os.WriteFile(filepath.Join(dir, "data", "d", "in.jsonl"), []byte(`{"id":"a","n":5}`+"\n"+`{"id":"b","n":7}`+"\n"), 0o644)
+	cfg := filepath.Join(dir, "p.yaml")
+	os.WriteFile(cfg, []byte(`version: 1
+datasets:
+  d:
+    inputs:
+      in: {path: d/in.jsonl, format: jsonl, compression: none, columns: [{name: id, type: string}, {name: n, type: int64}]}
+    tables:
+      t:
+        input: in
+        steps:
+          - validate: [{range: {column: n, max: 1}}]
+`), 0o644)
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := agora(t, "run", "--config", cfg, "--data", filepath.Join(dir, "data"), "--out", out)
+	if code != 0 || !strings.Contains(stdout+stderr, "t: every one of its 2 rows was rejected; it is one file of no rows") {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	man, err := readManifest(out, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := man.Tables[0]
+	if len(tr.Notes) != 1 || !strings.Contains(tr.Notes[0], "every one of its 2 rows was rejected") {
+		t.Errorf("notes %q", tr.Notes)
+	}
+	var data []sinks.FileInfo
+	for _, f := range tr.Files {
+		if !strings.HasPrefix(f.Path, "_rejects/") {
+			data = append(data, f)
+		}
+	}
+	if len(data) != 1 || data[0].Path != "t/part-00000.parquet" || data[0].Rows != 0 {
+		t.Errorf("files %+v, want t/part-00000.parquet of 0 rows", data)
+	}
+}

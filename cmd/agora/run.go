@@ -594,6 +594,19 @@ func runTableLabelled(ctx context.Context, cfg *config.Config, id, name string, 
 		Notes:       st.Notes,
 	}
 	res.Schema, res.SchemaHash = describeSchema(b.Schema, t.PartitionBy)
+	if err == nil && st.RowsIn > 0 && st.Written == 0 {
+		// Said where it is seen, not only as a 0 in the summary: a table
+		// with no max_reject_ratio still publishes.
+		note := fmt.Sprintf("%s: every one of its %d rows was rejected", name, st.RowsIn)
+		switch {
+		case tsink == nil:
+		case len(t.PartitionBy) > 0:
+			note += "; it has no files (no partition to put them in)"
+		default:
+			note += "; it is one file of no rows"
+		}
+		res.Notes = append(res.Notes, note)
+	}
 	if err != nil {
 		if tsink != nil {
 			tsink.Abort()
