@@ -100,7 +100,7 @@ func TestLoadBad(t *testing.T) {
 			},
 			// An unknown format is said once, not again as TSV-only keys.
 			not: []string{"apply to tsv inputs only"},
-			is: ErrInvalid,
+			is:  ErrInvalid,
 		},
 		{
 			file: "shared_snappy.bad.yaml",
