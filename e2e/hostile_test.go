@@ -74,3 +74,43 @@ func TestHostilePartitionValuesReadByDuckDB(t *testing.T) {
 		t.Errorf("%d rows, want %d", n, len(want))
 	}
 }
+
+// TestCarriedColumnsReadByDuckDB: columns carried from a Parquet file in
+// pyarrow's own types (large_string, uint8, uint64, a dictionary, a naive
+// timestamp[ms], timestamp[ns] in Europe/London, large_list<uint16>, a
+// struct of uint32 and large_string, the null type) reach DuckDB in the
+// types declared columns have, with their values; a time of day is left
+// out. And the table whose every row is rejected is one file DuckDB reads
+// as no rows, with the table's columns.
+func TestCarriedColumnsReadByDuckDB(t *testing.T) {
+	out := t.TempDir()
+	runAgoraArgs(t, "run", "--config", "../testdata/hostile/pipeline.yaml", "--data", "../testdata", "--out", out)
+	db := openDuck(t)
+	var types string
+	if err := db.QueryRow(`SELECT string_agg(column_name || ' ' || column_type, ', ') FROM (DESCRIBE SELECT * FROM read_parquet('` + filepath.Join(out, "hostile", "carried") + `/*.parquet'))`).Scan(&types); err != nil {
+		t.Fatal(err)
+	}
+	want := "id VARCHAR, big_text VARCHAR, small INTEGER, huge BIGINT, category VARCHAR, naive TIMESTAMP WITH TIME ZONE, precise TIMESTAMP WITH TIME ZONE, counts INTEGER[], pair STRUCT(a BIGINT, b VARCHAR), nothing VARCHAR"
+	if types != want {
+		t.Errorf("types\n %s\nwant\n %s", types, want)
+	}
+	var got string
+	if err := db.QueryRow(`SELECT string_agg(concat_ws('|', id, big_text, small, huge, category, strftime(naive, '%Y-%m-%dT%H:%M:%S.%f'), strftime(precise, '%Y-%m-%dT%H:%M:%S.%f'), counts::VARCHAR, pair.a, pair.b), ' ; ' ORDER BY id)
+		FROM read_parquet('` + filepath.Join(out, "hostile", "carried") + `/*.parquet')`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	wantRows := "a|x|255|9007199254740993|red|2024-01-02T03:04:05.000000|2024-01-02T03:04:05.123456|[1, 65535]|4294967295|y ; b ; c|zé|0|9223372036854775807|red|1969-12-31T23:59:59.000000|1969-12-31T23:59:59.999999|[]"
+	if got != wantRows {
+		t.Errorf("rows\n %s\nwant\n %s", got, wantRows)
+	}
+	var n, cols int64
+	if err := db.QueryRow(`SELECT count(*) FROM read_parquet('` + filepath.Join(out, "hostile", "none") + `/*.parquet')`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(`SELECT count(*) FROM (DESCRIBE SELECT * FROM read_parquet('` + filepath.Join(out, "hostile", "none") + `/*.parquet'))`).Scan(&cols); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 || cols != 5 {
+		t.Errorf("table none: %d rows and %d columns, want 0 and 5 (id, key, ts, tags, score)", n, cols)
+	}
+}
