@@ -37,25 +37,7 @@ datasets:
       t:
         input: in
         steps: ` + tc.steps + "\n"
-			cfg, err := config.Load("p.yaml", []byte(doc))
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := BuildTable(cfg, "d", "t", data, nil)
-			if tc.want == "" {
-				if err != nil {
-					t.Fatalf("refused: %v", err)
-				}
-				for _, s := range b.Stages {
-					if c, ok := s.(interface{ Close() }); ok {
-						c.Close()
-					}
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("err = %v, want %q", err, tc.want)
-			}
+			wantBuild(t, doc, data, tc.want)
 		})
 	}
 }
@@ -82,25 +64,7 @@ datasets:
         input: in
         steps: [{derive: [` + tc.item + `]}]
 `
-			cfg, err := config.Load("p.yaml", []byte(doc))
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := BuildTable(cfg, "d", "t", data, nil)
-			if tc.want == "" {
-				if err != nil {
-					t.Fatalf("refused: %v", err)
-				}
-				for _, s := range b.Stages {
-					if c, ok := s.(interface{ Close() }); ok {
-						c.Close()
-					}
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("err = %v, want %q", err, tc.want)
-			}
+			wantBuild(t, doc, data, tc.want)
 		})
 	}
 }
@@ -126,25 +90,33 @@ datasets:
         input: in
         partition_by: [` + tc.col + `]
 `
-			cfg, err := config.Load("p.yaml", []byte(doc))
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := BuildTable(cfg, "d", "t", data, nil)
-			if tc.want == "" {
-				if err != nil {
-					t.Fatalf("refused: %v", err)
-				}
-				for _, s := range b.Stages {
-					if c, ok := s.(interface{ Close() }); ok {
-						c.Close()
-					}
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("err = %v, want %q", err, tc.want)
-			}
+			wantBuild(t, doc, data, tc.want)
 		})
+	}
+}
+
+// wantBuild loads the config doc and builds its table d.t over data: it
+// must be refused with an error containing want, or, for want "", be
+// built (its stages are then closed).
+func wantBuild(t *testing.T, doc, data, want string) {
+	t.Helper()
+	cfg, err := config.Load("p.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := BuildTable(cfg, "d", "t", data, nil)
+	if want == "" {
+		if err != nil {
+			t.Fatalf("refused: %v", err)
+		}
+		for _, s := range b.Stages {
+			if c, ok := s.(interface{ Close() }); ok {
+				c.Close()
+			}
+		}
+		return
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want %q", err, want)
 	}
 }
