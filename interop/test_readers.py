@@ -203,7 +203,7 @@ def polars_type_ok(want, got) -> bool:
 
 def norm(v, t):
     """One canonical Python value per reader's representation."""
-    if v is None:
+    if v is None or v is pd.NaT:  # pandas spells a null timestamp NaT
         return None
     if isinstance(v, float) and math.isnan(v):
         return None  # pandas spells null floats NaN; JSON inputs cannot hold a real NaN
@@ -314,7 +314,14 @@ def test_readers_agree(out, spark, ds, name):
     if not has_null_partition:
         frame = pd.read_parquet(path)
         assert len(frame) == rows
-        assert canonical(frame.to_dict("records"), cols, types) == ref, "pandas values differ from duckdb"
+        # pandas holds an integer column with nulls as float64 (numpy ints
+        # have no null), exact only up to 2**53, as the README says: such
+        # columns are compared as pandas can hold them, the others exactly.
+        lossy = [i for i, c in enumerate(cols) if types[c] in ("int64", "int32") and frame[c].dtype.kind == "f"]
+        want = sorted(
+            (tuple(int(float(v)) if i in lossy and v is not None else v for i, v in enumerate(r)) for r in ref), key=repr
+        )
+        assert canonical(frame.to_dict("records"), cols, types) == want, "pandas values differ from duckdb"
 
 
 def expected_partition_values():
