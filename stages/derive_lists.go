@@ -154,15 +154,10 @@ func init() {
 		}}, nil
 	})
 
-	Register("equals", "[column a, column b]", "True when a equals b, null when either is null.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+	Register("equals", "[column a, column b]", "True when a equals b, compared as text (5 equals \"5\"), null when either is null.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
 		idx, err := argColumns(in, d, 2)
 		if err != nil {
 			return nil, err
-		}
-		if a, b := in.Field(idx[0]).Type, in.Field(idx[1]).Type; !sameLayout(a, b) {
-			// Values of two types never compare equal: it was false or
-			// null on every row.
-			return nil, fmt.Errorf("columns %s (%s) and %s (%s) cannot be compared: they must have the same type", d.Args[0], config.FormatType(a), d.Args[1], config.FormatType(b))
 		}
 		return &Deriver{Type: arrow.FixedWidthTypes.Boolean, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
 			bb := array.NewBooleanBuilder(mem)

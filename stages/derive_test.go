@@ -408,7 +408,6 @@ func TestDeriveBuildErrors(t *testing.T) {
 		{name: "upper on list<int64>", specs: []config.Derivation{{Name: "x", Fn: "upper", Args: []string{"l"}}}, err: []string{"column l"}},
 		{name: "count_equal on a string", specs: []config.Derivation{{Name: "x", Fn: "count_equal", Args: []string{"s"}, Value: "a"}}, err: []string{"want list<string>"}},
 		{name: "count_equal without a value", specs: []config.Derivation{{Name: "x", Fn: "count_equal", Args: []string{"v"}}}, err: []string{"count_equal: value must be the value to count"}},
-		{name: "equals on two types", specs: []config.Derivation{{Name: "x", Fn: "equals", Args: []string{"n", "s"}}}, err: []string{"equals: columns n (int64) and s (string) cannot be compared"}},
 		{name: "lead beside a derivation that rejects rows", specs: []config.Derivation{{Name: "p", Fn: "parse_json", Args: []string{"s"}, Type: "int64"}, {Name: "x", Fn: "lead", Args: []string{"s"}, By: []string{"n"}}}, err: []string{"derive[1]: lead reads other rows, and parse_json (derive[0]) rejects rows in the same step"}},
 		{name: "lag before a derivation that rejects rows", specs: []config.Derivation{{Name: "x", Fn: "lag", Args: []string{"s"}}, {Name: "p", Fn: "parse_json", Args: []string{"s"}, Type: "int64"}}, err: []string{"derive[0]: lag reads other rows, and parse_json (derive[1])"}},
 		{name: "majority with min 0", specs: []config.Derivation{{Name: "x", Fn: "majority", Args: []string{"v"}}}, err: []string{"min must be"}},
@@ -716,4 +715,30 @@ func TestParseJSONRejectNamesColumn(t *testing.T) {
 	}
 	defer out.Release()
 	tcEqual(t, "rejects", tcRejects(rej.List()), []string{"parse_json raw 2"})
+}
+
+// TestEqualsAcrossTypes: equals compares the values as text, so columns
+// of two types compare (5 as int32, int64 and "5" are equal); a check
+// refusing two types stopped such configs for a while.
+func TestEqualsAcrossTypes(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "a:int32", "b:int64", "s:string", "_line:int64")
+	d, err := NewDerive(mem, s, []config.Derivation{{Name: "ab", Fn: "equals", Args: []string{"a", "b"}}, {Name: "bs", Fn: "equals", Args: []string{"b", "s"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	in := tcBatch(t, mem, s, `[{"a":5,"b":5,"s":"5","_line":1},{"a":5,"b":6,"s":"x","_line":2},{"a":null,"b":6,"s":null,"_line":3}]`)
+	defer in.Release()
+	out, err := d.Process(t.Context(), in, &pipeline.Rejects{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	tcEqual(t, "rows", tcRows(out), []string{
+		`1:{"a":5,"ab":true,"b":5,"bs":true,"s":"5"}`,
+		`2:{"a":5,"ab":false,"b":6,"bs":false,"s":"x"}`,
+		`3:{"a":null,"ab":null,"b":6,"bs":null,"s":null}`,
+	})
 }
