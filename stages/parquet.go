@@ -103,9 +103,16 @@ func (s *ParquetFile) Notes() []string {
 		notes = append(notes, fmt.Sprintf("%s: %s not carried (not a type every Parquet reader takes; declare the column to read it)", s.Name, strings.Join(s.untyped, ", ")))
 	}
 	notes = append(notes, s.shaped...)
+	names := make([]string, 0, len(s.Columns)+len(s.extra))
 	for _, f := range s.Columns {
-		if n := s.cut[f.Name]; n > 0 {
-			notes = append(notes, fmt.Sprintf("%s: column %s: %d timestamps had digits below the microsecond, cut to the microsecond before (agora writes microseconds, which every Parquet reader takes)", s.Name, f.Name, n))
+		names = append(names, f.Name)
+	}
+	for _, f := range s.extra {
+		names = append(names, f.Name)
+	}
+	for _, name := range names {
+		if n := s.cut[name]; n > 0 {
+			notes = append(notes, fmt.Sprintf("%s: column %s: %d timestamps had digits below the microsecond, cut to the microsecond before (agora writes microseconds, which every Parquet reader takes)", s.Name, name, n))
 		}
 	}
 	return notes
@@ -485,8 +492,9 @@ func (s *ParquetFile) Decode(ctx context.Context, c pipeline.Chunk, _ *pipeline.
 			releaseAll(cols)
 			return nil, fmt.Errorf("%s: no column %s in the batch read", s.Name, f.Name)
 		}
-		a, cut, err := conformCounting(ctx, s.Mem, in.Column(i[0]), f.Type)
-		if cut > 0 {
+		cctx, cutp := withCutCount(ctx)
+		a, err := conform(cctx, s.Mem, in.Column(i[0]), f.Type)
+		if cut := *cutp; cut > 0 {
 			s.mu.Lock()
 			if s.cut == nil {
 				s.cut = map[string]int64{}
@@ -550,39 +558,47 @@ func structField(fields []arrow.Field, name string) bool {
 	return false
 }
 
-// conform returns a converted to type want (a new reference the caller
-// owns): the same data when only field names differ, a safe cast
-// otherwise. Timestamps are cut to the microsecond as conformCounting's
-// are.
-func conform(ctx context.Context, mem memory.Allocator, a arrow.Array, want arrow.DataType) (arrow.Array, error) {
-	out, _, err := conformCounting(ctx, mem, a, want)
-	return out, err
+// cutKey is the context key of the count conform adds timestamps to
+// whose digits below the microsecond it cut (see withCutCount).
+type cutKey struct{}
+
+// withCutCount returns ctx carrying a count that conform adds every
+// timestamp it cuts to the microsecond to, nested ones (in lists,
+// structs, maps) included, and the count.
+func withCutCount(ctx context.Context) (context.Context, *int64) {
+	n := new(int64)
+	return context.WithValue(ctx, cutKey{}, n), n
 }
 
-// conformCounting is conform, and also returns how many timestamps of a
-// (ISO strings or nanoseconds, at its top level) had digits below the
-// microsecond, which it cuts to the microsecond before, as pyarrow's
-// allow_truncated_timestamps and JSON lines' RFC 3339 strings do: the
-// declared timestamp is microseconds, the unit Spark reads.
-func conformCounting(ctx context.Context, mem memory.Allocator, a arrow.Array, want arrow.DataType) (arrow.Array, int64, error) {
+// addCut adds n to ctx's cut count, if it carries one.
+func addCut(ctx context.Context, n int64) {
+	if c, ok := ctx.Value(cutKey{}).(*int64); ok {
+		*c += n
+	}
+}
+
+// conform returns a converted to type want (a new reference the caller
+// owns): the same data when only field names differ, a safe cast
+// otherwise. Timestamps in nanoseconds or ISO strings are cut to the
+// microsecond before, as pyarrow's allow_truncated_timestamps and JSON
+// lines' RFC 3339 strings are (the declared timestamp is microseconds,
+// the unit Spark reads), and counted in ctx (withCutCount). Structs and
+// maps are converted field by field.
+func conform(ctx context.Context, mem memory.Allocator, a arrow.Array, want arrow.DataType) (arrow.Array, error) {
 	if wt, ok := want.(*arrow.TimestampType); ok && wt.Unit == arrow.Microsecond {
 		switch at := a.DataType().(type) {
 		case *arrow.StringType:
-			return isoTimestamps(mem, a.(*array.String))
+			out, cut, err := isoTimestamps(mem, a.(*array.String))
+			addCut(ctx, cut)
+			return out, err
 		case *arrow.TimestampType:
 			if at.Unit == arrow.Nanosecond {
 				out, cut := nanosToMicros(mem, a.(*array.Timestamp), wt)
-				return out, cut, nil
+				addCut(ctx, cut)
+				return out, nil
 			}
 		}
 	}
-	out, err := conformPlain(ctx, mem, a, want)
-	return out, 0, err
-}
-
-// conformPlain is conform for everything but the timestamps
-// conformCounting converts itself.
-func conformPlain(ctx context.Context, mem memory.Allocator, a arrow.Array, want arrow.DataType) (arrow.Array, error) {
 	if arrow.TypeEqual(a.DataType(), want) {
 		a.Retain()
 		return a, nil
@@ -632,6 +648,16 @@ func conformPlain(ctx context.Context, mem memory.Allocator, a arrow.Array, want
 	if l, ok := a.(*array.List); ok {
 		if wl, ok := want.(*arrow.ListType); ok {
 			return relist(ctx, mem, l, wl)
+		}
+	}
+	if st, ok := a.(*array.Struct); ok {
+		if wt, ok := want.(*arrow.StructType); ok && sameFieldNames(st.DataType().(*arrow.StructType), wt) {
+			return restruct(ctx, mem, st, wt)
+		}
+	}
+	if m, ok := a.(*array.Map); ok {
+		if wm, ok := want.(*arrow.MapType); ok {
+			return remap(ctx, mem, m, wm)
 		}
 	}
 	out, err := castSafely(cctx, a, want)

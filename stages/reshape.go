@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -257,4 +258,105 @@ func shortValue(a arrow.Array, i int) string {
 		s = string([]rune(s)[:40]) + "…"
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// sameFieldNames reports whether two struct types have the same field
+// names in the same order.
+func sameFieldNames(a, b *arrow.StructType) bool {
+	if a.NumFields() != b.NumFields() {
+		return false
+	}
+	for i := range a.Fields() {
+		if a.Field(i).Name != b.Field(i).Name {
+			return false
+		}
+	}
+	return true
+}
+
+// restruct converts a struct array field by field to want (the same
+// field names), with conform: arrow-go's struct cast refuses what conform
+// does itself (timestamps cut to the microsecond, floats as text, lists
+// of other lists). Only the struct's own rows of each field are
+// converted (a slice's parent may hold values that do not); a field's
+// error names the struct's row.
+func restruct(ctx context.Context, mem memory.Allocator, s *array.Struct, want *arrow.StructType) (arrow.Array, error) {
+	d := s.Data()
+	off, n := d.Offset(), d.Len()
+	children := make([]arrow.ArrayData, len(d.Children()))
+	var validity *memory.Buffer
+	defer func() {
+		for _, c := range children {
+			if c != nil {
+				c.Release()
+			}
+		}
+		if validity != nil {
+			validity.Release()
+		}
+	}()
+	for i, cd := range d.Children() {
+		part := array.NewSliceData(cd, int64(off), int64(off+n))
+		child := array.MakeFromData(part)
+		part.Release()
+		out, err := conform(ctx, mem, child, want.Field(i).Type)
+		child.Release()
+		if err != nil {
+			var re *rowError
+			if errors.As(err, &re) {
+				return nil, &rowError{row: re.row, err: fmt.Errorf("field %s: %w", want.Field(i).Name, re.err)}
+			}
+			return nil, fmt.Errorf("field %s: %w", want.Field(i).Name, err)
+		}
+		children[i] = out.Data()
+		children[i].Retain()
+		out.Release()
+	}
+	nulls := s.NullN() // counted: a slice's data says -1, unknown
+	if b := d.Buffers()[0]; b != nil && nulls > 0 {
+		// The struct's validity from its offset on, as the new struct
+		// starts at 0.
+		validity = memory.NewResizableBuffer(mem)
+		validity.Resize(int(bitutil.BytesForBits(int64(n))))
+		bitutil.CopyBitmap(b.Bytes(), off, n, validity.Bytes(), 0)
+	}
+	if validity == nil {
+		nulls = 0
+	}
+	data := array.NewData(want, n, []*memory.Buffer{validity}, children, nulls, 0)
+	defer data.Release()
+	return array.MakeFromData(data), nil
+}
+
+// remap converts a map array to want, its entries (key and value
+// structs) with restruct, keeping its offsets and validity. arrow-go
+// cannot cast maps, so a carried map<uint8,string> or map<string,
+// large_string> stopped the run.
+func remap(ctx context.Context, mem memory.Allocator, m *array.Map, want *arrow.MapType) (arrow.Array, error) {
+	// Its entries as a plain list, offsets from 0 and only its own rows'
+	// entries.
+	l, err := plainList(ctx, mem, m)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Release()
+	st, ok := l.ListValues().(*array.Struct)
+	if !ok {
+		return nil, fmt.Errorf("the file has %s: its entries are %s, not a struct", m.DataType(), l.ListValues().DataType())
+	}
+	// Map entries are key and value by position, whatever they are named.
+	have, wantEntries := st.DataType().(*arrow.StructType), want.Elem().(*arrow.StructType)
+	named := arrow.StructOf(arrow.Field{Name: have.Field(0).Name, Type: wantEntries.Field(0).Type, Nullable: wantEntries.Field(0).Nullable},
+		arrow.Field{Name: have.Field(1).Name, Type: wantEntries.Field(1).Type, Nullable: wantEntries.Field(1).Nullable})
+	conv, err := restruct(ctx, mem, st, named)
+	if err != nil {
+		return nil, rowOfValue(l, err)
+	}
+	defer conv.Release()
+	cd := retype(conv.Data(), wantEntries)
+	defer cd.Release()
+	ld := l.Data()
+	data := array.NewData(want, ld.Len(), ld.Buffers(), []arrow.ArrayData{cd}, l.NullN(), ld.Offset())
+	defer data.Release()
+	return array.MakeFromData(data), nil
 }

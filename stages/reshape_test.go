@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -356,5 +357,39 @@ func TestConformListElementNamed(t *testing.T) {
 	}
 	if want := "element 2 of its list<item: utf8, nullable>: the file has utf8, want int64"; !strings.Contains(err.Error(), want) {
 		t.Errorf("err = %v, want it to contain %q", err, want)
+	}
+}
+
+// TestRestructSliced: a struct array sliced from a larger one converts
+// field by field with the slice's rows, and a field's error names the
+// slice's row.
+func TestRestructSliced(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ns := &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}
+	typ := arrow.StructOf(arrow.Field{Name: "t", Type: ns, Nullable: true}, arrow.Field{Name: "n", Type: arrow.BinaryTypes.String, Nullable: true})
+	whole, _, err := array.FromJSON(mem, typ, strings.NewReader(`[{"t":1,"n":"1"},{"t":1999,"n":"2"},null,{"t":5000,"n":"x"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer whole.Release()
+	part := array.NewSlice(whole, 1, 3)
+	defer part.Release()
+	want := mustType(t, "struct<t:timestamp,n:int64>")
+	out, err := conform(t.Context(), mem, part, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	if got, _ := json.Marshal(out); string(got) != `[{"n":2,"t":"1970-01-01T00:00:00.000001Z"},null]` {
+		t.Errorf("got %s", got)
+	}
+	bad := array.NewSlice(whole, 2, 4)
+	defer bad.Release()
+	if o, err := conform(t.Context(), mem, bad, want); err == nil {
+		o.Release()
+		t.Error("a field that does not convert converted")
+	} else if re := (*rowError)(nil); !errors.As(err, &re) || re.row != 1 || !strings.Contains(err.Error(), "field n") {
+		t.Errorf("err = %v, want field n at row 1 of the slice", err)
 	}
 }
