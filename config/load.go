@@ -392,7 +392,7 @@ func (c *Config) pathAtLine(line int, value string) string {
 				if k.Line == line || v.Line == line && v.Kind == yaml.ScalarNode {
 					// A flow mapping holds several keys on the line:
 					// the one whose value the error quotes, if any.
-					if value == "" || v.Kind == yaml.ScalarNode && v.Value == value || !lineHasValue(n, line, value) {
+					if value == "" || v.Kind == yaml.ScalarNode && quotes(value, v.Value) || !lineHasValue(n, line, value) {
 						found = p
 						return
 					}
@@ -420,11 +420,21 @@ func (c *Config) pathAtLine(line int, value string) string {
 // equal to value.
 func lineHasValue(n *yaml.Node, line int, value string) bool {
 	for i := 1; i < len(n.Content); i += 2 {
-		if v := n.Content[i]; v.Line == line && v.Kind == yaml.ScalarNode && v.Value == value {
+		if v := n.Content[i]; v.Line == line && v.Kind == yaml.ScalarNode && quotes(value, v.Value) {
 			return true
 		}
 	}
 	return false
+}
+
+// quotes reports whether yaml's quote of a value in an error is value:
+// the same text, or, for a value longer than 10 bytes, its first 7 and
+// "..." (yaml shortens it so).
+func quotes(quote, value string) bool {
+	if p, ok := strings.CutSuffix(quote, "..."); ok && len(value) > 10 {
+		return strings.HasPrefix(value, p)
+	}
+	return quote == value
 }
 
 // valueRE finds the value yaml quotes in a type error ("cannot unmarshal

@@ -519,7 +519,7 @@ func TestJSONLinesNotesColumnsNeverValued(t *testing.T) {
 		t.Fatal(err)
 	}
 	notes := s.Notes()
-	want := "data.jsonl: no line gives r.country, gone a value (null or without the key in all 2 rows read); a dotted name is one key"
+	want := "data.jsonl: r.country, gone null in every row kept (2 rows: without the key, or null; rejected rows not counted); a dotted name is one key"
 	if len(notes) != 1 || !strings.HasPrefix(notes[0], want) {
 		t.Errorf("notes %q, want one starting %q", notes, want)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agora-etl/agora/config"
 	"math"
 	"sort"
 	"unicode/utf8"
@@ -248,7 +249,7 @@ func rowOfValue(l *array.List, err error) error {
 	v := int64(re.row)
 	row := sort.Search(l.Len(), func(i int) bool { _, e := l.ValueOffsets(i); return e > v })
 	start, _ := l.ValueOffsets(row)
-	return &rowError{row: row, err: fmt.Errorf("element %d of its %s: %w", v-start, l.DataType(), re.err)}
+	return &rowError{row: row, err: fmt.Errorf("element %d of its %s: %w", v-start, config.FormatType(l.DataType()), re.err)}
 }
 
 // shortValue is value i of a as text, cut to 40 characters.

@@ -355,7 +355,7 @@ func TestConformListElementNamed(t *testing.T) {
 		}
 		t.Fatalf("err = %v, want a row error at row 2", err)
 	}
-	if want := "element 2 of its list<item: utf8, nullable>: the file has utf8, want int64"; !strings.Contains(err.Error(), want) {
+	if want := "element 2 of its list<string>: the file has utf8, want int64"; !strings.Contains(err.Error(), want) {
 		t.Errorf("err = %v, want it to contain %q", err, want)
 	}
 }
