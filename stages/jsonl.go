@@ -93,14 +93,15 @@ type JSONLines struct {
 	bufMu   sync.Mutex
 	bufs    [][]byte // chunk buffers handed back by Decode, at most maxFreeBufs
 	initErr error
-	// valued marks the columns some row kept gave a value (not null), and
-	// rows counts the rows kept, for Notes.
+	// valued marks the columns some row read gave a value (not null), and
+	// rows counts the rows read (lines rejected as they are read left
+	// out), for Notes.
 	valued []atomic.Bool
 	rows   atomic.Int64
 }
 
-// Notes reports the declared columns null in every row kept from the
-// file (rows rejected are not counted): null or left out on every line, as a key spelled otherwise in
+// Notes reports the declared columns null in every row read from the
+// file (lines rejected as they are read not counted): null or left out on every line, as a key spelled otherwise in
 // the file would be (r.country for a key nested as {"r": {"country":
 // …}}), or a field the release never fills.
 func (s *JSONLines) Notes() []string {
@@ -117,7 +118,7 @@ func (s *JSONLines) Notes() []string {
 	if len(never) == 0 {
 		return nil
 	}
-	note := fmt.Sprintf("%s: %s null in every row kept (%d rows: without the key, or null; rejected rows not counted)", s.Name, strings.Join(never, ", "), n)
+	note := fmt.Sprintf("%s: %s null in every row read (%d rows: without the key, or null; lines rejected as they were read not counted)", s.Name, strings.Join(never, ", "), n)
 	if slices.ContainsFunc(never, func(c string) bool { return strings.Contains(c, ".") }) {
 		note += "; a dotted name is one key, not a path into a nested object: declare the object as a struct<…> column"
 	}

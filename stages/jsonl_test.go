@@ -519,7 +519,7 @@ func TestJSONLinesNotesColumnsNeverValued(t *testing.T) {
 		t.Fatal(err)
 	}
 	notes := s.Notes()
-	want := "data.jsonl: r.country, gone null in every row kept (2 rows: without the key, or null; rejected rows not counted); a dotted name is one key"
+	want := "data.jsonl: r.country, gone null in every row read (2 rows: without the key, or null; lines rejected as they were read not counted); a dotted name is one key"
 	if len(notes) != 1 || !strings.HasPrefix(notes[0], want) {
 		t.Errorf("notes %q, want one starting %q", notes, want)
 	}

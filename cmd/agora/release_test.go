@@ -622,21 +622,7 @@ func TestDataPackageHashOfOneFile(t *testing.T) {
 // file of no rows with its schema (unpartitioned), and says so in a note
 // in the manifest; it wrote no file and said nothing beyond a 0.
 func TestAllRowsRejected(t *testing.T) {
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "data", "d"), 0o755)
-	os.WriteFile(filepath.Join(dir, "data", "d", "in.jsonl"), []byte(`{"id":"a","n":5}`+"\n"+`{"id":"b","n":7}`+"\n"), 0o644)
-	cfg := filepath.Join(dir, "p.yaml")
-	os.WriteFile(cfg, []byte(`version: 1
-datasets:
-  d:
-    inputs:
-      in: {path: d/in.jsonl, format: jsonl, compression: none, columns: [{name: id, type: string}, {name: n, type: int64}]}
-    tables:
-      t:
-        input: in
-        steps:
-          - validate: [{range: {column: n, max: 1}}]
-`), 0o644)
+	dir, cfg := allRejectedConfig(t)
 	out := filepath.Join(dir, "out")
 	code, stdout, stderr := agora(t, "run", "--config", cfg, "--data", filepath.Join(dir, "data"), "--out", out)
 	if code != 0 || !strings.Contains(stdout+stderr, "t: every one of its 2 rows was rejected; it is one file of no rows") {
@@ -658,5 +644,37 @@ datasets:
 	}
 	if len(data) != 1 || data[0].Path != "t/part-00000.parquet" || data[0].Rows != 0 {
 		t.Errorf("files %+v, want t/part-00000.parquet of 0 rows", data)
+	}
+}
+
+// allRejectedConfig writes a config and data whose table t rejects both
+// its rows (n above its max of 1), and returns the folder and the config.
+func allRejectedConfig(t *testing.T) (dir, cfg string) {
+	dir = t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "data", "d"), 0o755)
+	os.WriteFile(filepath.Join(dir, "data", "d", "in.jsonl"), []byte(`{"id":"a","n":5}`+"\n"+`{"id":"b","n":7}`+"\n"), 0o644)
+	cfg = filepath.Join(dir, "p.yaml")
+	os.WriteFile(cfg, []byte(`version: 1
+datasets:
+  d:
+    inputs:
+      in: {path: d/in.jsonl, format: jsonl, compression: none, columns: [{name: id, type: string}, {name: n, type: int64}]}
+    tables:
+      t:
+        input: in
+        steps:
+          - validate: [{range: {column: n, max: 1}}]
+`), 0o644)
+	return dir, cfg
+}
+
+// TestCheckSaysWhyRowsAreRejected: check, which writes no _rejects, says
+// for each rule and column how many rows it rejected and the first, with
+// its file, line and reason; it gave only the count.
+func TestCheckSaysWhyRowsAreRejected(t *testing.T) {
+	dir, cfg := allRejectedConfig(t)
+	code, stdout, stderr := agora(t, "check", "--config", cfg, "--data", filepath.Join(dir, "data"))
+	if want := "t: 2 rows rejected by range on n, first at d/in.jsonl:1: "; code != 0 || !strings.Contains(stdout+stderr, want) {
+		t.Errorf("exit %d, want 0 and %q\n%s%s", code, want, stdout, stderr)
 	}
 }

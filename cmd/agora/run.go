@@ -559,6 +559,7 @@ func runTableLabelled(ctx context.Context, cfg *config.Config, id, name string, 
 		pipeline.Sink
 	}
 	var tsink *sinks.Table
+	var tally *rejectTally
 	if root != "" {
 		s, err := sinks.NewTable(root, name, b.Schema, t.PartitionBy, cfg.WriterFor(t), sinkMem)
 		if err != nil {
@@ -567,7 +568,8 @@ func runTableLabelled(ctx context.Context, cfg *config.Config, id, name string, 
 		s.FS = fs
 		tsink, sink = s, s
 	} else {
-		sink = discard{}
+		tally = &rejectTally{}
+		sink = tally
 	}
 	st, err := pipeline.Run(ctx, pipeline.Table{
 		Name:         id + "/" + name,
@@ -607,6 +609,9 @@ func runTableLabelled(ctx context.Context, cfg *config.Config, id, name string, 
 		}
 		res.Notes = append(res.Notes, note)
 	}
+	if err == nil && tally != nil {
+		res.Notes = append(res.Notes, tally.notes(name)...)
+	}
 	if err != nil {
 		if tsink != nil {
 			tsink.Abort()
@@ -623,11 +628,56 @@ func runTableLabelled(ctx context.Context, cfg *config.Config, id, name string, 
 	return res, nil
 }
 
-// discard is the sink of a dry run.
-type discard struct{}
+// rejectTally is the sink of a dry run (check): it writes nothing, and
+// counts the rejected rows by rule and column with the first of each, so
+// that check says why rows were rejected, not only how many.
+type rejectTally struct {
+	order []rejectKey
+	seen  map[rejectKey]*rejectCount
+}
 
-func (discard) Write(context.Context, arrow.RecordBatch) error  { return nil }
-func (discard) Reject(context.Context, []pipeline.Reject) error { return nil }
+type rejectKey struct{ rule, column string }
+
+type rejectCount struct {
+	n     int64
+	first pipeline.Reject
+}
+
+func (*rejectTally) Write(context.Context, arrow.RecordBatch) error { return nil }
+
+// Reject counts rs; the sink's calls come from one goroutine, in input
+// order, so the first of each is the same from run to run.
+func (r *rejectTally) Reject(_ context.Context, rs []pipeline.Reject) error {
+	if r.seen == nil {
+		r.seen = map[rejectKey]*rejectCount{}
+	}
+	for _, x := range rs {
+		k := rejectKey{x.Rule, x.Column}
+		c := r.seen[k]
+		if c == nil {
+			c = &rejectCount{first: x}
+			r.seen[k] = c
+			r.order = append(r.order, k)
+		}
+		c.n++
+	}
+	return nil
+}
+
+// notes says, for each rule and column that rejected rows of table, how
+// many and the first, in the order first met.
+func (r *rejectTally) notes(table string) []string {
+	var out []string
+	for _, k := range r.order {
+		c := r.seen[k]
+		on := ""
+		if k.column != "" {
+			on = " on " + k.column
+		}
+		out = append(out, fmt.Sprintf("%s: %d rows rejected by %s%s, first at %s:%d: %s", table, c.n, k.rule, on, c.first.File, c.first.Line, c.first.Reason))
+	}
+	return out
+}
 
 // describeSchema lists the output columns (file columns, then partition
 // columns) and hashes that list.
