@@ -91,6 +91,10 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 		if r.Unique != nil {
 			return fmt.Errorf("when does not apply to unique")
 		}
+		if len(r.When.In) == 0 {
+			// It would check no row.
+			return fmt.Errorf("when: list the values in in")
+		}
 	}
 	n := len(v.rules)
 	item := fmt.Sprintf("validate[%d]", v.items)

@@ -403,6 +403,7 @@ func TestValidateBuildErrors(t *testing.T) {
 		{name: "sums_to on a string", rules: []config.Rule{{SumsTo: &config.SumRule{Columns: []string{"id"}, Value: 1}}}, err: []string{"sums_to: column id"}},
 		{name: "unique: unknown column", rules: []config.Rule{{Unique: []string{"nope"}}}, err: []string{`"nope"`}, noCol: true},
 		{name: "empty rule", rules: []config.Rule{{}}, err: []string{"empty rule"}},
+		{name: "when with no values checks no row", rules: []config.Rule{{Required: []string{"id"}, When: &config.When{Column: "id"}}}, err: []string{"when: list the values in in"}},
 		{name: "error names the rule index", rules: []config.Rule{{Required: []string{"id"}}, {Required: []string{"id"}}, {Unique: []string{"zz"}}}, err: []string{"validate[2]"}, noCol: true},
 	}
 	for _, tt := range tests {
