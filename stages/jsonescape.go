@@ -131,3 +131,33 @@ func hex4(s []byte) (rune, bool) {
 	}
 	return rune(a)<<12 | rune(b)<<8 | rune(c)<<4 | rune(d), true
 }
+
+// infinityWord is the word Python's json writes for an infinite float
+// (Infinity, -Infinity).
+var infinityWord = []byte("Infinity")
+
+// pythonInfinity appends ln to dst with each Infinity outside strings
+// written as Inf, the word fastjson reads (it takes "Inf" and then fails
+// on "inity"), and reports whether it wrote any. Python's json.dumps
+// writes Infinity and -Infinity for infinite floats, as it writes NaN.
+func pythonInfinity(dst, ln []byte) ([]byte, bool) {
+	in, esc, changed := false, false, false
+	for i := 0; i < len(ln); i++ {
+		c := ln[i]
+		switch {
+		case in && esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && c == 'I' && bytes.HasPrefix(ln[i:], infinityWord):
+			dst = append(dst, "Inf"...)
+			i += len(infinityWord) - 1
+			changed = true
+			continue
+		}
+		dst = append(dst, c)
+	}
+	return dst, changed
+}

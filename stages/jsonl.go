@@ -459,7 +459,7 @@ func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Reje
 		// write one) is not JSON.
 		data = bytes.TrimPrefix(data, utf8BOM)
 	}
-	var esc []byte
+	var esc, words []byte
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		var ln []byte
@@ -496,6 +496,15 @@ func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Reje
 		v, err := p.ParseBytes(src)
 		if err != nil && len(src) != len(ln) {
 			v, err = p.ParseBytes(ln)
+		}
+		if err != nil && bytes.Contains(ln, infinityWord) {
+			// Python's Infinity, which fastjson does not read: as Inf.
+			var changed bool
+			if words, changed = pythonInfinity(words[:0], src); changed {
+				if wv, werr := p.ParseBytes(words); werr == nil {
+					v, err = wv, nil
+				}
+			}
 		}
 		if err == nil && v.Type() != fastjson.TypeObject {
 			err = fmt.Errorf("want a JSON object, got %s", v.Type())

@@ -524,3 +524,32 @@ func TestJSONLinesNotesColumnsNeverValued(t *testing.T) {
 		t.Errorf("notes %q, want one starting %q", notes, want)
 	}
 }
+
+// TestJSONLinesNumberGrammar: a number JSON does not allow (01, .5, 1.,
+// +1, 1e) rejects its row, as Python's json, DuckDB and pyarrow refuse
+// it; fastjson took them and agora read a guess. The words Python writes
+// (NaN, Infinity, -Infinity) and exponents (1e2 as an integer) are read:
+// Infinity stopped the run as invalid JSON (fastjson reads Inf only),
+// and inside a string it stays as written.
+func TestJSONLinesNumberGrammar(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	lines := []string{`{"i":01}`, `{"f":.5}`, `{"f":1.}`, `{"i":+1}`, `{"f":1e}`, `{"f":-0.5e-3,"i":1e2}`, `{"f":-Infinity,"i":-0}`, `{"f":NaN,"i":10}`, `{"f":01.5}`, `{"f":Infinity,"s":"Infinity \" Infinity"}`}
+	p := writeFile(t, "data.jsonl", []byte(strings.Join(lines, "\n")+"\n"), false)
+	s := &JSONLines{Path: p, Name: "data.jsonl", Columns: []JSONColumn{{Name: "i", Type: mustType(t, "int64")}, {Name: "f", Type: mustType(t, "float64")}, {Name: "s", Type: mustType(t, "string")}}, BatchRows: 4, Mem: mem}
+	rows, rejects, err := decodeAll(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`{"f":-0.0005,"i":100,"s":null}`, `{"f":"-Inf","i":0,"s":null}`, `{"f":"NaN","i":10,"s":null}`, `{"f":"+Inf","i":null,"s":"Infinity \" Infinity"}`}
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+	var got []string
+	for _, r := range rejects {
+		got = append(got, r.Rule+":"+itoa(r.Line))
+	}
+	if strings.Join(got, ",") != "type:1,type:2,type:3,type:4,type:5,type:9" {
+		t.Errorf("rejects %v, want lines 1 to 5 and 9", got)
+	}
+}

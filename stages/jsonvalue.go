@@ -335,18 +335,62 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 // intOf reads an integer; a float with an integral value (1.0) is accepted
 // because pandas writes nullable integer columns as floats.
 func intOf(v *fastjson.Value) (int64, error) {
-	if n, err := v.Int64(); err == nil {
-		return n, nil
+	return intOfRaw(v.String())
+}
+
+// jsonNumber reports whether s is a number as JSON writes one (RFC 8259:
+// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?) or a word (NaN,
+// Infinity, -Infinity, as Python's json writes them; the parsers judge
+// words). fastjson and fastfloat also take 01, .5, 1. and +1, which
+// Python's json, DuckDB and pyarrow refuse: a row holding one is
+// rejected, not read as a guess.
+func jsonNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
 	}
-	f, err := parseFloat(v.String())
-	if err != nil {
-		return 0, err
+	if i >= len(s) {
+		return false
 	}
-	return integral(f)
+	if c := s[i] | 0x20; c >= 'a' && c <= 'z' {
+		return true
+	}
+	digits := func() bool {
+		start := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i > start
+	}
+	switch {
+	case s[i] == '0':
+		i++
+	case !digits():
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if !digits() {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return false
+		}
+	}
+	return i == len(s)
 }
 
 // intOfRaw is intOf of a number's text, as the fast JSON path has it.
 func intOfRaw(s string) (int64, error) {
+	if !jsonNumber(s) {
+		return 0, fmt.Errorf("%s is not a JSON number", s)
+	}
 	if n, err := fastfloat.ParseInt64(s); err == nil {
 		return n, nil
 	}
@@ -365,6 +409,9 @@ func intOfRaw(s string) (int64, error) {
 // past float64's range is ±Inf (the check rejects it), as fastfloat gives
 // it.
 func parseFloat(s string) (float64, error) {
+	if !jsonNumber(s) {
+		return 0, fmt.Errorf("%s is not a JSON number", s)
+	}
 	if len(s) <= 15 && strings.IndexAny(s, "eE") < 0 {
 		return fastfloat.Parse(s)
 	}
