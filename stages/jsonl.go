@@ -101,9 +101,10 @@ type JSONLines struct {
 }
 
 // Notes reports the declared columns null in every row read from the
-// file (lines rejected as they are read not counted): null or left out on every line, as a key spelled otherwise in
-// the file would be (r.country for a key nested as {"r": {"country":
-// …}}), or a field the release never fills.
+// file (lines rejected as they are read not counted): null or left out
+// on every line, as a key spelled otherwise in the file would be
+// (r.country for a key nested as {"r": {"country": …}}), or a field the
+// release never fills.
 func (s *JSONLines) Notes() []string {
 	n := s.rows.Load()
 	if n == 0 {
