@@ -6,16 +6,16 @@ import (
 
 // carriedType is the type a carried column (extra_columns: carry) is
 // written as: the file's own, but made to keep the promises declared
-// columns keep, so that every reader takes it (PRODUCT: no unsigned or
-// large types, timestamps as microseconds UTC). Large and view texts and
-// lists become plain ones, dictionaries their values, unsigned and
-// narrow integers int32 or int64, half floats float32, timestamps
-// microseconds UTC (digits below the microsecond cut, as for declared
-// ones), date64 date32, the null type string, and the same inside lists, structs and maps;
-// field metadata (pyarrow's PARQUET:field_id) is left behind. ok is
-// false for a type no reader is promised (durations, intervals, times
-// of day, unions, extension types), which a declared column must then
-// name.
+// columns keep, so that every reader takes it (the README's Spark-safe
+// layout: no unsigned or large types, timestamps as microseconds UTC).
+// Large and view texts and lists become plain ones, dictionaries their
+// values, unsigned and narrow integers int32 or int64, half floats
+// float32, timestamps microseconds UTC (digits below the microsecond
+// cut, as for declared ones), date64 date32, the null type string, and
+// the same inside lists, structs and maps; field metadata (pyarrow's
+// PARQUET:field_id) is left behind. ok is false for a type no reader is
+// promised (durations, intervals, times of day, unions, extension
+// types), which a declared column must then name.
 func carriedType(t arrow.DataType) (out arrow.DataType, ok bool) {
 	switch t.ID() {
 	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
