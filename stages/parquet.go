@@ -494,6 +494,11 @@ func (s *ParquetFile) Decode(ctx context.Context, c pipeline.Chunk, _ *pipeline.
 		}
 		cctx, cutp := withCutCount(ctx)
 		a, err := conform(cctx, s.Mem, in.Column(i[0]), f.Type)
+		if err == nil {
+			if err = timestampsInRange(a); err != nil {
+				a.Release()
+			}
+		}
 		if cut := *cutp; cut > 0 {
 			s.mu.Lock()
 			if s.cut == nil {
@@ -556,6 +561,23 @@ func structField(fields []arrow.Field, name string) bool {
 		}
 	}
 	return false
+}
+
+// timestampsInRange returns a row error at the first value of a
+// timestamp column a (top level) outside the years 1 to 9999, the years
+// Spark and Python read (pyarrow's to_pylist fails past them), as a JSON
+// or TSV timestamp outside them is rejected; nil for any other column.
+func timestampsInRange(a arrow.Array) error {
+	ts, ok := a.(*array.Timestamp)
+	if !ok {
+		return nil
+	}
+	for i, v := range ts.TimestampValues() {
+		if (int64(v) < minTimestamp || int64(v) > maxTimestamp) && ts.IsValid(i) {
+			return &rowError{row: i, err: fmt.Errorf("%d µs since 1970 is outside the years 1 to 9999 that Spark and Python read", int64(v))}
+		}
+	}
+	return nil
 }
 
 // cutKey is the context key of the count conform adds timestamps to

@@ -908,6 +908,27 @@ func TestParquetFileNestedStructsHint(t *testing.T) {
 	}
 }
 
+// TestParquetTimestampsOutOfRange: a Parquet timestamp outside the years
+// 1 to 9999 stops the run naming file, row and column (a value that does
+// not convert stops a Parquet input); it was written, and pyarrow's
+// to_pylist then failed on the output.
+func TestParquetTimestampsOutOfRange(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sc := arrow.NewSchema([]arrow.Field{{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true}}, nil)
+	b, _, err := array.RecordFromJSON(memory.NewGoAllocator(), sc, strings.NewReader(`[{"ts": 0}, {"ts": null}, {"ts": 253402300799999999}, {"ts": 4611686018427387904}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	p := writeParquetFile(t, "far.parquet", b, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps())
+	s := &ParquetFile{Path: p, Name: "far.parquet", Mem: mem, Columns: []ParquetColumn{{Name: "ts", Type: mustType(t, "timestamp")}}}
+	_, err = parquetRows(t, s, false)
+	if err == nil || !strings.Contains(err.Error(), "far.parquet:4: column ts: 4611686018427387904 µs since 1970 is outside the years 1 to 9999") {
+		t.Errorf("err = %v", err)
+	}
+}
+
 // TestParquetOptionalColumns: a declared optional column the file lacks
 // is read as nulls and noted; a required one still stops the run.
 func TestParquetOptionalColumns(t *testing.T) {
