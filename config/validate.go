@@ -307,7 +307,7 @@ func (c *Config) validateInput(p string, in *Input, add addFunc) {
 			add(cp+".type", ErrRequired, "column type")
 		} else if dt, err := ParseType(col.Type); err != nil {
 			add(cp+".type", ErrInvalid, "%v", err)
-		} else if why := formatReads(in.Format, dt); why != "" {
+		} else if why := FormatReads(in.Format, dt); why != "" {
 			add(cp+".type", ErrInvalid, "%s", why)
 		}
 		if col.Optional && in.Format != "parquet" {
@@ -476,10 +476,11 @@ func (c *Config) validateRule(p string, r Rule, add addFunc) {
 	}
 }
 
-// formatReads returns why an input of format cannot read a column of type
-// t, or "" when it can (the decoders' own limits, told at the column's
-// line once, not at every table that reads the input).
-func formatReads(format string, t arrow.DataType) string {
+// FormatReads returns why an input of format cannot read a column of type
+// t, or "" when it can: the decoders' own limits, which config checks at
+// the column's line (once, not at every table that reads the input) and
+// the TSV decoder checks again for a source built without a config.
+func FormatReads(format string, t arrow.DataType) string {
 	switch format {
 	case "tsv":
 		switch t.ID() {

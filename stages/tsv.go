@@ -145,10 +145,8 @@ func (s *TSVFolder) Schema() (*arrow.Schema, error) {
 		readDefaults(&s.Mem, &s.BatchRows, &s.BatchBytes, &s.MaxLineBytes, &s.MaxBytes)
 	})
 	for _, c := range s.Columns {
-		switch c.Type.ID() {
-		case arrow.STRING, arrow.INT64, arrow.FLOAT64, arrow.BOOL, arrow.TIMESTAMP:
-		default:
-			return nil, fmt.Errorf("column %s: a TSV column is string, int64, float64, bool or timestamp, not %s (declare it string and parse it with a derive step such as parse_json or split)", c.Name, config.FormatType(c.Type))
+		if why := config.FormatReads("tsv", c.Type); why != "" {
+			return nil, fmt.Errorf("column %s: %s", c.Name, why)
 		}
 	}
 	return s.schema, nil
