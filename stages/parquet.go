@@ -476,6 +476,9 @@ func (s *ParquetFile) Decode(ctx context.Context, c pipeline.Chunk, _ *pipeline.
 		return nil, fmt.Errorf("%s: chunk without a batch", s.Name)
 	}
 	cols := make([]arrow.Array, 0, schema.NumFields())
+	// One count of timestamps cut for the batch, read and reset column by
+	// column.
+	cctx, cutp := withCutCount(ctx)
 	for _, f := range schema.Fields() {
 		if f.Name == pipeline.LineColumn {
 			continue
@@ -492,7 +495,7 @@ func (s *ParquetFile) Decode(ctx context.Context, c pipeline.Chunk, _ *pipeline.
 			releaseAll(cols)
 			return nil, fmt.Errorf("%s: no column %s in the batch read", s.Name, f.Name)
 		}
-		cctx, cutp := withCutCount(ctx)
+		*cutp = 0
 		a, err := conform(cctx, s.Mem, in.Column(i[0]), f.Type)
 		if err == nil {
 			if err = timestampsInRange(a); err != nil {
