@@ -366,17 +366,20 @@ func TestRejectsReadByDuckDB(t *testing.T) {
 			t.Errorf("%s: rows in %d ≠ written %d + rejected %d", tb.Name, tb.RowsIn, tb.Written, tb.Rejected)
 		}
 	}
-	rows, err := db.Query(`SELECT rule, coalesce("column", ''), reason, source_file, source_line, "row" FROM read_parquet('` + ds + `/_rejects/ratings/*.parquet') ORDER BY source_line, rule`)
+	rows, err := db.Query(`SELECT "table", rule, coalesce("column", ''), reason, source_file, source_line, "row" FROM read_parquet('` + ds + `/_rejects/*/*.parquet') WHERE "table" = 'ratings' ORDER BY source_line, rule`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
 	var got []string
 	for rows.Next() {
-		var rule, col, reason, file, row string
+		var table, rule, col, reason, file, row string
 		var line int64
-		if err := rows.Scan(&rule, &col, &reason, &file, &line, &row); err != nil {
+		if err := rows.Scan(&table, &rule, &col, &reason, &file, &line, &row); err != nil {
 			t.Fatal(err)
+		}
+		if table != "ratings" {
+			t.Errorf("reject of table %q read from the ratings filter", table)
 		}
 		if line == 5 && !strings.Contains(row, `\xff\xfe`) {
 			t.Errorf("line 5's row %q does not show its bytes", row)

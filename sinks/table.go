@@ -80,8 +80,11 @@ type partWriter struct {
 	fw   *fileWriter
 }
 
-// RejectSchema is the schema of _rejects files.
+// RejectSchema is the schema of _rejects files. The table column names
+// the output table the row was meant for, so that a dataset's rejects can
+// be read as one table.
 var RejectSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "table", Type: arrow.BinaryTypes.String},
 	{Name: "rule", Type: arrow.BinaryTypes.String},
 	{Name: "column", Type: arrow.BinaryTypes.String, Nullable: true},
 	{Name: "reason", Type: arrow.BinaryTypes.String},
@@ -426,20 +429,21 @@ func (t *Table) Reject(_ context.Context, rs []pipeline.Reject) error {
 		t.rejB = array.NewRecordBuilder(t.mem, RejectSchema)
 	}
 	for _, r := range rs {
-		t.rejB.Field(0).(*array.StringBuilder).Append(r.Rule)
+		t.rejB.Field(0).(*array.StringBuilder).Append(t.name)
+		t.rejB.Field(1).(*array.StringBuilder).Append(r.Rule)
 		if r.Column == "" {
-			t.rejB.Field(1).AppendNull()
+			t.rejB.Field(2).AppendNull()
 		} else {
-			t.rejB.Field(1).(*array.StringBuilder).Append(r.Column)
+			t.rejB.Field(2).(*array.StringBuilder).Append(r.Column)
 		}
-		t.rejB.Field(2).(*array.StringBuilder).Append(r.Reason)
-		t.rejB.Field(3).(*array.StringBuilder).Append(r.File)
+		t.rejB.Field(3).(*array.StringBuilder).Append(r.Reason)
+		t.rejB.Field(4).(*array.StringBuilder).Append(r.File)
 		if r.Line > 0 {
-			t.rejB.Field(4).(*array.Int64Builder).Append(r.Line)
+			t.rejB.Field(5).(*array.Int64Builder).Append(r.Line)
 		} else {
-			t.rejB.Field(4).AppendNull()
+			t.rejB.Field(5).AppendNull()
 		}
-		t.rejB.Field(5).(*array.StringBuilder).Append(r.Row)
+		t.rejB.Field(6).(*array.StringBuilder).Append(r.Row)
 		t.nrej++
 	}
 	if t.rejB.Field(0).Len() >= 4096 {

@@ -138,7 +138,7 @@ func TestTableWritesHivePartitions(t *testing.T) {
 		t.Errorf("timestamp written as %s", ts)
 	}
 	_, rej := readBack(t, mem, filepath.Join(root, "_rejects", "t", "part-00000.parquet"))
-	if len(rej) != 1 || !strings.Contains(rej[0], `"rule":"range"`) || !strings.Contains(rej[0], `"source_line":9`) {
+	if len(rej) != 1 || !strings.Contains(rej[0], `"table":"t"`) || !strings.Contains(rej[0], `"rule":"range"`) || !strings.Contains(rej[0], `"source_line":9`) {
 		t.Errorf("rejects %v", rej)
 	}
 }
