@@ -22,7 +22,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/creack/pty"
+	"github.com/mattn/go-runewidth"
 	"github.com/vbauerster/mpb/v8"
 
 	"github.com/agora-etl/agora/config"
@@ -191,6 +196,73 @@ func TestInspectErrors(t *testing.T) {
 				t.Errorf("exit %d, want %d; stderr lacks %q?\n%s", code, tt.code, tt.want, stderr)
 			}
 		})
+	}
+}
+
+// TestInspectHeadLayout: the first rows show a struct's fields in the
+// file's order (not sorted, as encoding/json sorts a Go map), and the
+// columns after a CJK or emoji value stay aligned in terminal columns.
+func TestInspectHeadLayout(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "text", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "s", Type: arrow.StructOf(
+			arrow.Field{Name: "zeta", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+			arrow.Field{Name: "alpha", Type: arrow.ListOf(arrow.StructOf(
+				arrow.Field{Name: "y", Type: arrow.BinaryTypes.String, Nullable: true},
+				arrow.Field{Name: "b", Type: arrow.BinaryTypes.String, Nullable: true})), Nullable: true}), Nullable: true},
+		{Name: "n", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	}, nil)
+	b, _, err := array.RecordFromJSON(memory.DefaultAllocator, schema, strings.NewReader(`[
+		{"text": "共通の基盤を見つける", "s": {"zeta": 1, "alpha": [{"y": "1", "b": "2"}]}, "n": 7},
+		{"text": "plain", "s": null, "n": 8},
+		{"text": "🙂🙂 ok", "s": {"zeta": null, "alpha": []}, "n": 9}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	p := filepath.Join(t.TempDir(), "x.parquet")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pqarrow.NewFileWriter(schema, f, nil, pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, text, stderr := agora(t, "inspect", p)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(text, `{"zeta":null,"alpha":[]}`) {
+		t.Errorf("struct not shown in the file's field order:\n%s", text)
+	}
+	_, js, _ := agora(t, "inspect", p, "--format", "json")
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, []byte(js)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(compact.String(), `{"zeta":1,"alpha":[{"y":"1","b":"2"}]}`) {
+		t.Errorf("JSON head not in the file's field order:\n%s", js)
+	}
+	_, head, _ := strings.Cut(text, "first 3 rows:\n")
+	lines := strings.Split(strings.TrimRight(head, "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("head has %d lines, want a header and 3 rows:\n%s", len(lines), head)
+	}
+	// Where the last column (n) starts, in terminal columns, on each line.
+	var at []int
+	for _, l := range lines {
+		i := strings.LastIndex(l, "  ")
+		at = append(at, runewidth.StringWidth(l[:i]))
+	}
+	if at[0] != at[1] || at[1] != at[2] || at[2] != at[3] {
+		t.Errorf("column n starts at terminal columns %v:\n%s", at, head)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mattn/go-runewidth"
 	"io"
 	"io/fs"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -360,7 +362,7 @@ func headRows(ctx context.Context, files []string, root string, n int) ([]map[st
 				for i := 0; i < int(b.NumRows()) && len(out) < n; i++ {
 					row := map[string]any{}
 					for c, f := range b.Schema().Fields() {
-						row[f.Name] = b.Column(c).GetOneForMarshal(i)
+						row[f.Name] = headValue(b.Column(c), i)
 					}
 					for k, v := range vals {
 						if v != nil {
@@ -384,6 +386,58 @@ func headRows(ctx context.Context, files []string, root string, n int) ([]map[st
 	return out, nil
 }
 
+// headValue is row i of a as inspect shows it: nested values as JSON
+// whose struct fields keep the file's order (arrow-go hands a struct over
+// as a Go map, which encoding/json would sort), others as arrow-go
+// hands them to encoding/json.
+func headValue(a arrow.Array, i int) any {
+	switch a.DataType().ID() {
+	case arrow.STRUCT, arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST:
+		var b []byte
+		return json.RawMessage(appendJSON(b, a, i))
+	}
+	return a.GetOneForMarshal(i)
+}
+
+// appendJSON appends row i of a as JSON: structs field by field in
+// schema order, lists element by element, anything else (maps included,
+// whose keys are data, not schema) through encoding/json.
+func appendJSON(b []byte, a arrow.Array, i int) []byte {
+	if a.IsNull(i) {
+		return append(b, "null"...)
+	}
+	switch x := a.(type) {
+	case *array.Struct:
+		b = append(b, '{')
+		for k, f := range x.DataType().(*arrow.StructType).Fields() {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			name, _ := json.Marshal(f.Name)
+			b = append(append(b, name...), ':')
+			b = appendJSON(b, x.Field(k), i)
+		}
+		return append(b, '}')
+	case *array.Map:
+		// a map's keys are data: encoding/json's order is as good as any
+	case array.ListLike:
+		lo, hi := x.ValueOffsets(i)
+		b = append(b, '[')
+		for j := lo; j < hi; j++ {
+			if j > lo {
+				b = append(b, ',')
+			}
+			b = appendJSON(b, x.ListValues(), int(j))
+		}
+		return append(b, ']')
+	}
+	v, err := json.Marshal(a.GetOneForMarshal(i))
+	if err != nil {
+		v, _ = json.Marshal(a.ValueStr(i))
+	}
+	return append(b, v...)
+}
+
 // humanBytes prints a size in B, KiB, MiB or GiB.
 func humanBytes(n int64) string {
 	const unit = 1024
@@ -401,7 +455,8 @@ func humanBytes(n int64) string {
 }
 
 // cell formats one value for a text table: JSON for nested values, long
-// strings cut to width runes, control characters escaped.
+// strings cut to width terminal columns (a CJK character or an emoji
+// takes two), control characters escaped.
 func cell(v any, width int) string {
 	var s string
 	switch x := v.(type) {
@@ -418,10 +473,7 @@ func cell(v any, width int) string {
 		}
 	}
 	s = strings.NewReplacer("\n", `\n`, "\t", `\t`, "\r", `\r`).Replace(s)
-	if r := []rune(s); len(r) > width {
-		s = string(r[:width-1]) + "…"
-	}
-	return s
+	return runewidth.Truncate(s, width, "…")
 }
 
 func printInspect(w io.Writer, rep *InspectReport) {
@@ -473,19 +525,45 @@ func printInspect(w io.Writer, rep *InspectReport) {
 
 	if len(rep.Head) > 0 {
 		fmt.Fprintf(w, "\nfirst %d rows:\n", len(rep.Head))
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		var names []string
 		for _, c := range rep.Schema {
 			names = append(names, c.Name)
 		}
-		fmt.Fprintln(tw, "  "+strings.Join(names, "\t")+"\t")
+		rows := [][]string{names}
 		for _, r := range rep.Head {
 			cells := make([]string, len(names))
 			for i, n := range names {
 				cells[i] = cell(r[n], 24)
 			}
-			fmt.Fprintln(tw, "  "+strings.Join(cells, "\t")+"\t")
+			rows = append(rows, cells)
 		}
-		tw.Flush()
+		printAligned(w, rows)
+	}
+}
+
+// printAligned prints rows as columns two spaces apart, each as wide as
+// its widest cell in terminal columns (tabwriter counts a CJK character
+// or an emoji as one column, so the columns after one drifted).
+func printAligned(w io.Writer, rows [][]string) {
+	var widths []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], runewidth.StringWidth(c))
+		}
+	}
+	var line strings.Builder
+	for _, r := range rows {
+		line.Reset()
+		line.WriteString("  ")
+		for i, c := range r {
+			line.WriteString(c)
+			if i < len(r)-1 {
+				line.WriteString(strings.Repeat(" ", widths[i]-runewidth.StringWidth(c)+2))
+			}
+		}
+		fmt.Fprintln(w, line.String())
 	}
 }
