@@ -411,7 +411,19 @@ datasets:
 func TestFetch(t *testing.T) {
 	data := bytes.Repeat([]byte(`{"x":1}`+"\n"), 5000)
 	archive := tarGz(t, map[string]string{"corpus/g1": "h\n1\n", "corpus/g2": "h\n2\n", "README.md": "not data", "corpus/../../evil": "x"})
-	srv := &fetchServer{files: map[string][]byte{"/rel/a.jsonl": data, "/rel/corpus.tar.gz": archive}}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(data)
+	zw.Close()
+	pq, err := os.ReadFile("../../testdata/habermas/hm_all_position_statement_ratings.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Files cut short as a server that sends no length, or closes early
+	// over HTTP/1.0, would leave them: nothing but their format tells.
+	srv := &fetchServer{files: map[string][]byte{"/rel/a.jsonl": data, "/rel/corpus.tar.gz": archive,
+		"/rel/a.jsonl.gz": gz.Bytes(), "/rel/cut.jsonl.gz": gz.Bytes()[:gz.Len()-3],
+		"/rel/a.parquet": pq, "/rel/cut.parquet": pq[:len(pq)-100]}}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 
@@ -443,6 +455,14 @@ func TestFetch(t *testing.T) {
 			[]string{"checksum mismatch", "md5 is"}, map[string]string{"demo/a.jsonl": ""}, 0},
 		{"404 names the URL", "      - {url: https://example.org/rel/gone.jsonl, to: demo/a.jsonl}", 0, 1,
 			[]string{"GET " + ts.URL + "/rel/gone.jsonl: 404 Not Found"}, map[string]string{"demo/a.jsonl": ""}, 0},
+		{"no checksum published: a whole gzip file", "      - {url: https://example.org/rel/a.jsonl.gz, to: demo/a.jsonl.gz}", 0, 0,
+			[]string{"a whole gzip file"}, map[string]string{"demo/a.jsonl.gz": sha(gz.Bytes())}, 0},
+		{"no checksum published: a gzip file cut short", "      - {url: https://example.org/rel/cut.jsonl.gz, to: demo/a.jsonl.gz}", 0, 1,
+			[]string{"demo/a.jsonl.gz is not a whole gzip file", "unexpected EOF", "the download was removed"}, map[string]string{"demo/a.jsonl.gz": "", "demo/a.jsonl.gz.part": ""}, 0},
+		{"no checksum published: a whole Parquet file", "      - {url: https://example.org/rel/a.parquet, to: demo/a.parquet}", 0, 0,
+			[]string{"a whole Parquet file"}, map[string]string{"demo/a.parquet": sha(pq)}, 0},
+		{"no checksum published: a Parquet file cut short", "      - {url: https://example.org/rel/cut.parquet, to: demo/a.parquet}", 0, 1,
+			[]string{"demo/a.parquet is not a whole Parquet file"}, map[string]string{"demo/a.parquet": "", "demo/a.parquet.part": ""}, 0},
 		{"tar.gz extracted below extract:", "      - {url: https://example.org/rel/corpus.tar.gz, archive: tar.gz, extract: corpus, to: demo/corpus}", 0, 0,
 			[]string{"2 files extracted"}, map[string]string{"demo/corpus/g1": sha([]byte("h\n1\n")), "demo/corpus/g2": sha([]byte("h\n2\n")), "demo/corpus/README.md": "", "evil": "", "demo/corpus.tar.gz.part": ""}, 0},
 	}

@@ -3,10 +3,12 @@ package main
 import (
 	"archive/tar"
 	"archive/zip"
+	"bufio"
 	"compress/gzip"
 	"context"
 	"crypto/md5"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -55,7 +57,9 @@ an HTTP Range request when that file is there (when a checksum is published to
 verify the result; otherwise it starts over); it is renamed into place only
 once complete and checked. Where a checksum is published (sha256: or md5: in
 pipeline.yaml) it is verified and a mismatch is an error; where none is
-published fetch says so and prints the sha256 of what it got. Archives
+published fetch says so and prints the sha256 of what it got, and checks
+that a .gz file reads to its gzip trailer and a .parquet file ends in its
+footer (a body cut short is an error). Archives
 (archive: tar.gz or zip) are extracted with the standard library; only
 regular files below extract: are written, never outside --data.
 
@@ -204,6 +208,18 @@ func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (str
 		return "", fmt.Errorf("%s: %w (the download was removed; run fetch again, or check the published checksum in pipeline.yaml)", u, err)
 	}
 	check := "sha256 " + sums["sha256"] + " (no checksum published; not verified)"
+	if f.SHA256 == "" && f.MD5 == "" && f.Archive == "" {
+		// Nothing else tells a body cut short where the server sent no
+		// length (HTTP/1.0, or a proxy that drops it) from the file.
+		format, err := wholeFile(part, f.To)
+		if err != nil {
+			os.Remove(part)
+			return "", fmt.Errorf("%s: %w (the download was removed; run fetch again)", u, err)
+		}
+		if format != "" {
+			check += "; a whole " + format + " file"
+		}
+	}
 	switch {
 	case f.SHA256 != "":
 		check = "sha256 verified"
@@ -323,6 +339,49 @@ func download(ctx context.Context, opts fetchOptions, u, part, name string) (int
 		return 0, false, fmt.Errorf("GET %s: got %d of %d bytes (run fetch again to resume)", u, have+n, total)
 	}
 	return have + n, have > 0, nil
+}
+
+// wholeFile checks, for the formats that can tell (by the name to), that
+// the file at p ends where its format says it ends: a gzip stream reads
+// to its last member's trailer (length and CRC), a Parquet file starts
+// and ends with PAR1 around a footer that fits. It returns the format
+// checked, or "" for a file whose format cannot tell.
+func wholeFile(p, to string) (format string, err error) {
+	switch strings.ToLower(filepath.Ext(to)) {
+	case ".gz":
+		f, err := os.Open(p)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		zr, err := gzip.NewReader(bufio.NewReaderSize(f, 1<<20))
+		if err == nil {
+			_, err = io.Copy(io.Discard, zr)
+		}
+		if err != nil {
+			return "", fmt.Errorf("%s is not a whole gzip file: %w", to, err)
+		}
+		return "gzip", nil
+	case ".parquet":
+		f, err := os.Open(p)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return "", err
+		}
+		var head, tail [8]byte
+		_, err1 := f.ReadAt(head[:4], 0)
+		_, err2 := f.ReadAt(tail[:], fi.Size()-8)
+		footer := int64(binary.LittleEndian.Uint32(tail[:4]))
+		if fi.Size() < 12 || err1 != nil || err2 != nil || string(head[:4]) != "PAR1" || string(tail[4:]) != "PAR1" || footer > fi.Size()-12 {
+			return "", fmt.Errorf("%s is not a whole Parquet file (%d bytes; it must start and end with PAR1 around its footer)", to, fi.Size())
+		}
+		return "Parquet", nil
+	}
+	return "", nil
 }
 
 // parseContentRange parses "bytes START-END/SIZE" (SIZE may be *).
