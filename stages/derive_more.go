@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -284,12 +285,23 @@ func init() {
 			bld := array.NewBuilder(mem, t)
 			defer bld.Release()
 			var p fastjson.Parser
+			var esc []byte
 			for i := 0; i < s.Len(); i++ {
 				if s.IsNull(i) || s.Value(i) == "" {
 					bld.AppendNull()
 					continue
 				}
 				v, err := p.Parse(s.Value(i))
+				if err == nil && strings.IndexByte(s.Value(i), '\\') >= 0 {
+					// As a JSON line's: escapes JSON does not have, and
+					// halves of surrogate pairs, which are no character.
+					if err = badEscape([]byte(s.Value(i))); err == nil {
+						var lone bool
+						if esc, lone = inlineEscapes(esc[:0], []byte(s.Value(i))); lone {
+							err = errors.New(`a string holds a \u escape of a UTF-16 surrogate without its pair, which is no character`)
+						}
+					}
+				}
 				if err == nil {
 					err = fn.check(v, false)
 				}

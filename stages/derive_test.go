@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/agora-etl/agora/config"
@@ -715,6 +716,64 @@ func TestParseJSONRejectNamesColumn(t *testing.T) {
 	}
 	defer out.Release()
 	tcEqual(t, "rejects", tcRejects(rej.List()), []string{"parse_json raw 2"})
+}
+
+// TestParseJSONStrict: parse_json reads text as a JSON line is read:
+// escapes JSON does not have, halves of surrogate pairs and a map key or
+// struct field given twice reject the row (fastjson kept the escapes as
+// text, and a map with a repeated key is one DuckDB refuses to read).
+func TestParseJSONStrict(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "raw:string", "_line:int64")
+	d, err := NewDerive(mem, s, []config.Derivation{
+		{Name: "m", Fn: "parse_json", Args: []string{"raw"}, Type: "map<string,list<string>>"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	rows := []string{
+		`{"k":["1"],"j":["2"]}`, // 1: fine
+		`{"k":["1"],"k":["2"]}`, // 2: a key twice
+		`{"k":["\ud800"]}`,      // 3: half a pair
+		`{"\udc00":["x"]}`,      // 4: in a key
+		`{"k":["\q"]}`,          // 5: no such escape
+		`{"k":["\u00e9\n"]}`,    // 6: fine
+		`{"k":["\\q"]}`,         // 7: an escaped backslash, then q: fine
+	}
+	var js []string
+	for i, r := range rows {
+		js = append(js, fmt.Sprintf(`{"raw":%q,"_line":%d}`, r, i+1))
+	}
+	in := tcBatch(t, mem, s, "["+strings.Join(js, ",")+"]")
+	defer in.Release()
+	rej := &pipeline.Rejects{}
+	out, err := d.Process(t.Context(), in, rej)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	tcEqual(t, "rejects", tcRejects(rej.List()), []string{"parse_json raw 2", "parse_json raw 3", "parse_json raw 4", "parse_json raw 5"})
+	var got []string
+	for _, r := range rej.List() {
+		got = append(got, r.Reason)
+	}
+	if len(got) != 4 {
+		t.FailNow()
+	}
+	for i, want := range []string{`key "k" appears more than once`, "surrogate without its pair", "surrogate without its pair", `invalid escape \q`} {
+		if !strings.Contains(got[i], want) {
+			t.Errorf("reject %d: reason %q lacks %q", i, got[i], want)
+		}
+	}
+	m := out.Column(out.Schema().FieldIndices("m")[0]).(*array.Map)
+	if m.Len() != 3 || m.Keys().(*array.String).Value(m.Keys().Len()-1) != "k" {
+		t.Errorf("kept %d rows: %v", m.Len(), m)
+	}
+	if v := m.Items().(*array.List).ListValues().(*array.String); v.Value(v.Len()-2) != "é\n" || v.Value(v.Len()-1) != `\q` {
+		t.Errorf("values %v", v)
+	}
 }
 
 // TestEqualsAcrossTypes: equals compares the values as text, so columns

@@ -2,6 +2,9 @@ package stages
 
 import (
 	"bytes"
+	"fmt"
+	"strconv"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -130,6 +133,49 @@ func hex4(s []byte) (rune, bool) {
 		return 0, false
 	}
 	return rune(a)<<12 | rune(b)<<8 | rune(c)<<4 | rune(d), true
+}
+
+// badEscape returns an error for the first escape in a string of ln that
+// JSON does not have: a backslash before anything but " \ / b f n r t,
+// or a \u without four hex digits. fastjson keeps such an escape as text
+// (`"a\qb"` reads as a, backslash, q, b) where Python's json, DuckDB and
+// pyarrow refuse the line. Backslashes outside strings are fastjson's to
+// refuse.
+func badEscape(ln []byte) error {
+	in := false
+	for i := 0; i < len(ln); i++ {
+		switch c := ln[i]; {
+		case c == '"':
+			in = !in
+		case c == '\\' && in:
+			if i+1 >= len(ln) {
+				return fmt.Errorf("a backslash ends the line at byte %d", i+1)
+			}
+			switch e := ln[i+1]; e {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if _, ok := hex4(ln[i+2:]); !ok {
+					return fmt.Errorf("invalid escape %s at byte %d: \\u wants four hex digits", shownEscape(ln[i:min(i+6, len(ln))]), i+1)
+				}
+			default:
+				_, size := utf8.DecodeRune(ln[i+1:])
+				return fmt.Errorf("invalid escape %s at byte %d", shownEscape(ln[i:i+1+size]), i+1)
+			}
+			i++
+		}
+	}
+	return nil
+}
+
+// shownEscape is an escape's bytes as an error shows them: as they are
+// when they are printable text, else quoted.
+func shownEscape(b []byte) string {
+	for _, r := range string(b) {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			return strconv.Quote(string(b))
+		}
+	}
+	return string(b)
 }
 
 // infinityWord is the word Python's json writes for an infinite float

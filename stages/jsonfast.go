@@ -421,20 +421,28 @@ func appendEscape(dst, e []byte) []byte {
 	return append(dst, e[1]) // the quote, backslash or slash itself
 }
 
-// member returns the token of the value of the first member of object
-// token t named name, or -1.
+// member returns the token of the value of the member of object token t
+// named name, -1 when there is none, or dupMember when there are several
+// (which the general path rejects).
 func (st *fastLine) member(t int32, name string) int32 {
 	o := st.toks[t]
 	k := t + 1
+	found := int32(-1)
 	for range o.n {
 		kt := st.toks[k]
 		if string(st.line[kt.lo:kt.hi]) == name {
-			return k + 1
+			if found >= 0 {
+				return dupMember
+			}
+			found = k + 1
 		}
 		k = st.toks[k+1].end
 	}
-	return -1
+	return found
 }
+
+// dupMember is member's answer for a name given twice in one object.
+const dupMember = -2
 
 // check reports whether token t (or -1, absent) fits ft as the general
 // path would take it.
@@ -481,7 +489,8 @@ func (st *fastLine) check(t int32, ft *fastType) bool {
 			return false
 		}
 		for i, name := range ft.names {
-			if !st.check(st.member(t, name), ft.fields[i]) {
+			m := st.member(t, name)
+			if m == dupMember || !st.check(m, ft.fields[i]) {
 				return false
 			}
 		}

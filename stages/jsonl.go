@@ -510,6 +510,9 @@ func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Reje
 		if err == nil && v.Type() != fastjson.TypeObject {
 			err = fmt.Errorf("want a JSON object, got %s", v.Type())
 		}
+		if err == nil && bytes.IndexByte(ln, '\\') >= 0 {
+			err = badEscape(ln)
+		}
 		if err != nil {
 			msg := jsonErrorText(err)
 			if !s.RejectBadLines {
@@ -553,7 +556,11 @@ func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Reje
 			continue
 		}
 		if col, err := s.checkRow(vals, validUTF8); err != nil {
-			rej.Add(pipeline.Reject{Rule: "type", Column: s.Columns[col].Name, Reason: fmt.Sprintf("%s: %v", s.Columns[col].Name, err), Line: n, Row: string(ln)})
+			rule := "type"
+			if dk := (*dupKeyError)(nil); errors.As(err, &dk) {
+				rule = "duplicate_key"
+			}
+			rej.Add(pipeline.Reject{Rule: rule, Column: s.Columns[col].Name, Reason: fmt.Sprintf("%s: %v", s.Columns[col].Name, err), Line: n, Row: string(ln)})
 			continue
 		}
 		for i, fn := range s.fns {

@@ -166,9 +166,32 @@ func TestJSONLinesDecode(t *testing.T) {
 			rejects: []string{"type:1", "type:2"},
 		},
 		{
-			name:  "escapes: quote, backslash, control, escaped backslash, bad hex, in keys",
-			input: `{"i\u0064":"\u0022\u005c\u0001\\u0041\u0041","tags":["\\ud800x","\u12","\uzzzz\u00e9","\ud83d\ude00\u00e9","\\\u00e9"]}` + "\n",
-			want:  []string{`{"id":"\"\\\u0001\\u0041A","n":null,"p":null,"raw_text":null,"st":null,"tags":["\\ud800x","\\u12","\\uzzzzé","😀é","\\é"]}`},
+			name:  "escapes: quote, backslash, control, escaped backslash, in keys",
+			input: `{"i\u0064":"\u0022\u005c\u0001\\u0041\u0041","tags":["\\ud800x","\ud83d\ude00\u00e9","\\\u00e9","\/\b\f\n\r\t"]}` + "\n",
+			want:  []string{`{"id":"\"\\\u0001\\u0041A","n":null,"p":null,"raw_text":null,"st":null,"tags":["\\ud800x","😀é","\\é","/\u0008\u000c\n\r\t"]}`},
+		},
+		{
+			// fastjson kept them as text; Python's json, DuckDB and pyarrow
+			// refuse the line.
+			name: "escapes JSON does not have are bad JSON, in any string",
+			input: `{"id":"\u12"}` + "\n" + `{"id":"a","tags":["\uzzzz"]}` + "\n" + `{"id":"a\qb"}` + "\n" + `{"id":"\x41"}` + "\n" +
+				`{"id":"\'"}` + "\n" + `{"id":"x","st":[{"text":"\é"}]}` + "\n" + `{"id":"ok \\q"}` + "\n",
+			reject:  true,
+			want:    []string{`{"id":"ok \\q","n":null,"p":null,"raw_text":null,"st":null,"tags":null}`},
+			rejects: []string{"decode:1", "decode:2", "decode:3", "decode:4", "decode:5", "decode:6"},
+		},
+		{
+			name:  "a bad escape stops the run at its line",
+			input: `{"id":"a"}` + "\n" + `{"id":"a\qb"}` + "\n",
+			err:   `data.jsonl:2: invalid JSON: invalid escape \q at byte 9`,
+		},
+		{
+			// Which value the row means is not for agora to guess: Python
+			// keeps the last, the decoders here kept the first.
+			name: "a struct field given twice is rejected",
+			input: `{"id":"a","st":[{"text":"x","text":"y"}]}` + "\n" + `{"id":"b","st":[{"text":"x","other":1,"other":2}]}` + "\n",
+			want:    []string{`{"id":"b","n":null,"p":null,"raw_text":null,"st":[{"citations":null,"text":"x"}],"tags":null}`},
+			rejects: []string{"duplicate_key:1"},
 		},
 		{
 			// Half a surrogate pair is no character: fastjson kept it as the

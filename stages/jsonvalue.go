@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,6 +40,58 @@ func errType(want string, v *fastjson.Value) error {
 }
 
 var errInvalidUTF8 = errors.New("invalid UTF-8 in string")
+
+// dupKeyError is a key given twice in one JSON object that a struct field
+// or a map takes: which value the row means is not for agora to guess
+// (Python's json keeps the last, the decoders here the first, and DuckDB
+// refuses a map whose keys repeat).
+type dupKeyError struct{ key string }
+
+func (e *dupKeyError) Error() string {
+	return fmt.Sprintf("key %q appears more than once in the object", e.key)
+}
+
+// repeatedKey returns a key that o holds more than once, if any of keys
+// (all of o's keys when keys is nil) does.
+func repeatedKey(o *fastjson.Object, keys []string) (string, bool) {
+	n := o.Len()
+	if n < 2 {
+		return "", false
+	}
+	var dup string
+	var found bool
+	if n <= 16 {
+		// Small objects, as most are: compare pairs, no allocation.
+		var seen [16][]byte
+		i := 0
+		o.Visit(func(k []byte, _ *fastjson.Value) {
+			if found || keys != nil && !slices.Contains(keys, string(k)) {
+				return
+			}
+			for _, s := range seen[:i] {
+				if string(s) == string(k) {
+					dup, found = string(k), true
+					return
+				}
+			}
+			seen[i] = k
+			i++
+		})
+		return dup, found
+	}
+	set := make(map[string]struct{}, n)
+	o.Visit(func(k []byte, _ *fastjson.Value) {
+		if found || keys != nil && !slices.Contains(keys, string(k)) {
+			return
+		}
+		if _, ok := set[string(k)]; ok {
+			dup, found = string(k), true
+			return
+		}
+		set[string(k)] = struct{}{}
+	})
+	return dup, found
+}
 
 func isNull(v *fastjson.Value) bool { return v == nil || v.Type() == fastjson.TypeNull }
 
@@ -265,6 +318,9 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 				if v.Type() != fastjson.TypeObject {
 					return errType("object", v)
 				}
+				if k, ok := repeatedKey(v.GetObject(), names); ok {
+					return &dupKeyError{k}
+				}
 				for i, name := range names {
 					if err := fields[i].check(v.Get(name), validUTF8); err != nil {
 						return fmt.Errorf(".%s: %w", name, err)
@@ -300,6 +356,9 @@ func compileValue(dt arrow.DataType) (valueFn, error) {
 				o, err := v.Object()
 				if err != nil {
 					return errType("object", v)
+				}
+				if k, ok := repeatedKey(o, nil); ok {
+					return &dupKeyError{k}
 				}
 				var ferr error
 				o.Visit(func(k []byte, e *fastjson.Value) {

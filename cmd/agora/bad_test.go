@@ -123,6 +123,8 @@ func TestBadInputCorpus(t *testing.T) {
 		{dataset: "invalid_utf8", written: 2, rejects: 1, rules: "2:type"},
 		{dataset: "wrong_types", written: 2, rejects: 5, rules: "2:type 3:type 6:type 7:type 4:range"},
 		{dataset: "duplicate_json_keys", written: 2, rejects: 1, rules: "2:duplicate_key"},
+		{dataset: "nested_duplicate_keys", written: 2, rejects: 2, rules: "2:duplicate_key 3:duplicate_key"},
+		{dataset: "bad_escape", code: 1, stderr: []string{`bad_escape.jsonl:2: invalid JSON: invalid escape \q at byte`}},
 		{dataset: "lone_surrogate", written: 2, rejects: 1, rules: "2:type"},
 		{dataset: "byte_order_mark", written: 2},
 		{dataset: "missing_and_unknown_keys", written: 3},
