@@ -188,8 +188,8 @@ func TestJSONLinesDecode(t *testing.T) {
 		{
 			// Which value the row means is not for agora to guess: Python
 			// keeps the last, the decoders here kept the first.
-			name: "a struct field given twice is rejected",
-			input: `{"id":"a","st":[{"text":"x","text":"y"}]}` + "\n" + `{"id":"b","st":[{"text":"x","other":1,"other":2}]}` + "\n",
+			name:    "a struct field given twice is rejected",
+			input:   `{"id":"a","st":[{"text":"x","text":"y"}]}` + "\n" + `{"id":"b","st":[{"text":"x","other":1,"other":2}]}` + "\n",
 			want:    []string{`{"id":"b","n":null,"p":null,"raw_text":null,"st":[{"citations":null,"text":"x"}],"tags":null}`},
 			rejects: []string{"duplicate_key:1"},
 		},
