@@ -7,9 +7,11 @@ import (
 	"math"
 	"os"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -498,7 +500,10 @@ func (s *ParquetFile) Decode(ctx context.Context, c pipeline.Chunk, _ *pipeline.
 		*cutp = 0
 		a, err := conform(cctx, s.Mem, in.Column(i[0]), f.Type)
 		if err == nil {
-			if err = timestampsInRange(a); err != nil {
+			if err = timestampsInRange(a); err == nil {
+				err = validText(a)
+			}
+			if err != nil {
 				a.Release()
 			}
 		}
@@ -581,6 +586,90 @@ func timestampsInRange(a arrow.Array) error {
 		}
 	}
 	return nil
+}
+
+// validText returns a rowError for the first row of a whose strings,
+// nested ones (lists, structs, maps) included, are not valid UTF-8. A
+// Parquet writer that does not check (pyarrow's from_buffers, a C
+// program) can store such bytes in a STRING column; written on, they
+// make DuckDB refuse the whole table and pyarrow the partition folder
+// they name.
+func validText(a arrow.Array) error {
+	switch x := a.(type) {
+	case *array.String:
+		return validStrings(x)
+	case *array.Struct:
+		for i := range x.NumField() {
+			if err := validText(x.Field(i)); err != nil {
+				return err
+			}
+		}
+	case array.ListLike:
+		if x.Len() == 0 {
+			return nil
+		}
+		lo, _ := x.ValueOffsets(0)
+		_, hi := x.ValueOffsets(x.Len() - 1)
+		vals := array.NewSlice(x.ListValues(), lo, hi)
+		defer vals.Release()
+		err := validText(vals)
+		var re *rowError
+		if errors.As(err, &re) {
+			// The element's row: the last list starting at or before it.
+			j := lo + int64(re.row)
+			row := sort.Search(x.Len(), func(i int) bool { s, _ := x.ValueOffsets(i); return s > j }) - 1
+			return &rowError{row: row, err: fmt.Errorf("element %d: %w", j-firstOffset(x, row), re.err)}
+		}
+		return err
+	}
+	return nil
+}
+
+// firstOffset is where row i of l starts among its values.
+func firstOffset(l array.ListLike, i int) int64 {
+	s, _ := l.ValueOffsets(i)
+	return s
+}
+
+// validStrings is validText for a string array: one check of all its
+// bytes, and of each string's start, for the common case; string by
+// string only to find the row at fault.
+func validStrings(s *array.String) error {
+	if s.Len() == 0 {
+		return nil
+	}
+	offs := s.ValueOffsets()
+	data := s.ValueBytes()
+	base := int(offs[0])
+	whole := utf8.Valid(data[base:offs[len(offs)-1]])
+	if whole {
+		// Valid as a whole, each string is valid when each starts on a
+		// character: a continuation byte there means a character split
+		// between two strings.
+		for _, o := range offs[1 : len(offs)-1] {
+			if int(o) < len(data) && data[o]&0xC0 == 0x80 {
+				whole = false
+				break
+			}
+		}
+	}
+	if whole {
+		return nil
+	}
+	for i := range s.Len() {
+		if s.IsValid(i) && !utf8.ValidString(s.Value(i)) {
+			return &rowError{row: i, err: fmt.Errorf("%q is not valid UTF-8 text (a Parquet STRING column must hold UTF-8; the file needs mending)", clip(s.Value(i)))}
+		}
+	}
+	return nil
+}
+
+// clip shortens a value for an error message.
+func clip(v string) string {
+	if len(v) > 60 {
+		return v[:60] + "…"
+	}
+	return v
 }
 
 // cutKey is the context key of the count conform adds timestamps to

@@ -987,3 +987,86 @@ func TestConformFloatsToText(t *testing.T) {
 		t.Errorf("texts %q, want %q", strings.Join(got, " "), want)
 	}
 }
+
+// TestValidText: strings that are not UTF-8, top-level or nested, are
+// found with their row; a character split between two strings (valid
+// bytes as a whole) is found too; nulls are not looked at.
+func TestValidText(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	strs := func(vals ...string) arrow.Array {
+		b := array.NewStringBuilder(mem)
+		defer b.Release()
+		for _, v := range vals {
+			if v == "<null>" {
+				b.AppendNull()
+				continue
+			}
+			b.BinaryBuilder.Append([]byte(v))
+		}
+		return b.NewArray()
+	}
+	lists := func(rows ...[]string) arrow.Array {
+		b := array.NewListBuilder(mem, arrow.BinaryTypes.String)
+		defer b.Release()
+		vb := b.ValueBuilder().(*array.StringBuilder)
+		for _, r := range rows {
+			if r == nil {
+				b.AppendNull()
+				continue
+			}
+			b.Append(true)
+			for _, v := range r {
+				vb.BinaryBuilder.Append([]byte(v))
+			}
+		}
+		return b.NewArray()
+	}
+	structOf := func(a arrow.Array) arrow.Array {
+		defer a.Release()
+		s, err := array.NewStructArray([]arrow.Array{a}, []string{"f"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	tests := []struct {
+		name string
+		a    func() arrow.Array
+		row  int // -1: valid
+		msg  string
+	}{
+		{"ascii and accents", func() arrow.Array { return strs("a", "café", "", "<null>", "😀") }, -1, ""},
+		{"invalid bytes", func() arrow.Array { return strs("a", "b", "\xff\xfe") }, 2, `"\xff\xfe" is not valid UTF-8`},
+		{"a character split between two strings", func() arrow.Array { return strs("ok", "caf\xc3", "\xa9") }, 1, "not valid UTF-8"},
+		{"list element", func() arrow.Array { return lists([]string{"a"}, nil, []string{}, []string{"b", "c\xff"}) }, 3, "element 1: "},
+		{"struct field", func() arrow.Array { return structOf(strs("x", "\xc0\x80")) }, 1, "not valid UTF-8"},
+		{"valid list", func() arrow.Array { return lists([]string{"é"}, []string{"😀", "x"}) }, -1, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := tt.a()
+			defer a.Release()
+			err := validText(a)
+			if tt.row < 0 {
+				if err != nil {
+					t.Errorf("err = %v", err)
+				}
+				return
+			}
+			var re *rowError
+			if !errors.As(err, &re) || re.row != tt.row || !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("err = %v, want row %d and %q", err, tt.row, tt.msg)
+			}
+		})
+	}
+	// A slice: the rows are the slice's.
+	a := lists([]string{"\xff"}, []string{"a"}, []string{"b", "\xfe"})
+	defer a.Release()
+	sl := array.NewSlice(a, 1, 3)
+	defer sl.Release()
+	var re *rowError
+	if err := validText(sl); !errors.As(err, &re) || re.row != 1 {
+		t.Errorf("slice: err = %v, want row 1", err)
+	}
+}

@@ -43,7 +43,49 @@ func badData(t *testing.T) string {
 	writeParquet(t, filepath.Join(data, "missing_column.parquet"), `{"a.id":"1","a.xs":["x"]}`, "a.id:string", "a.xs:list<string>")
 	writeParquet(t, filepath.Join(data, "wrong_type.parquet"), `{"a.id":"1","a.xs":["x"],"a.ys":["not a number"]}`, "a.id:string", "a.xs:list<string>", "a.ys:list<string>")
 	writeParquet(t, filepath.Join(data, "unequal_lists.parquet"), `{"a.id":"1","a.xs":["x","y"],"a.ys":[1,2]},{"a.id":"2","a.xs":["x","y"],"a.ys":[1,2,3]}`, "a.id:string", "a.xs:list<string>", "a.ys:list<int64>")
+	writeInvalidUTF8Parquet(t, filepath.Join(data, "invalid_utf8.parquet"))
 	return data
+}
+
+// writeInvalidUTF8Parquet writes the columns of the Parquet cases, whose
+// second row holds a list<string> element that is not UTF-8, as a writer
+// that does not check (pyarrow's from_buffers, a C program) can.
+func writeInvalidUTF8Parquet(t *testing.T, path string) {
+	t.Helper()
+	mem := memory.DefaultAllocator
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "a.id", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "a.xs", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
+		{Name: "a.ys", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64), Nullable: true},
+	}, nil)
+	rb := array.NewRecordBuilder(mem, schema)
+	defer rb.Release()
+	ids := rb.Field(0).(*array.StringBuilder)
+	xs := rb.Field(1).(*array.ListBuilder)
+	ys := rb.Field(2).(*array.ListBuilder)
+	for i, x := range []string{"ok", "caf\xe9"} {
+		ids.Append(strconv.Itoa(i + 1))
+		xs.Append(true)
+		xs.ValueBuilder().(*array.StringBuilder).BinaryBuilder.Append([]byte(x))
+		ys.Append(true)
+		ys.ValueBuilder().(*array.Int64Builder).Append(int64(i))
+	}
+	b := rb.NewRecordBatch()
+	defer b.Release()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pqarrow.NewFileWriter(schema, f, nil, pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func writeParquet(t *testing.T, path, rows string, cols ...string) {
@@ -143,6 +185,7 @@ func TestBadInputCorpus(t *testing.T) {
 		{dataset: "parquet_missing_column", code: 1, stderr: []string{"missing_column.parquet", "missing columns", "a.ys"}},
 		{dataset: "parquet_wrong_type", code: 1, stderr: []string{"wrong_type.parquet", "column a.ys"}},
 		{dataset: "parquet_unequal_lists", written: 2, rejects: 1, rules: "2:explode"},
+		{dataset: "parquet_invalid_utf8", code: 1, stderr: []string{`invalid_utf8.parquet:2: column a.xs: element 0: "caf\xe9" is not valid UTF-8`}},
 		{dataset: "grouped_key_comes_back", code: 1, stderr: []string{"split_groups/g3:3: grouped: the group of id=a comes again after it ended"}},
 		{dataset: "grouped_key_comes_back_one_file", code: 1, stderr: []string{"aggregate: interleaved_groups.jsonl:3: grouped: the group of id=a comes again after it ended"}},
 		{dataset: "grouped_lag_key_comes_back_one_file", code: 1, stderr: []string{"derive: previous_score: interleaved_groups.jsonl:3: grouped: the group of id=a comes again after it ended"}},
