@@ -17,6 +17,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/compute/exec"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/decimal256"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -774,6 +776,9 @@ func conform(ctx context.Context, mem memory.Allocator, a arrow.Array, want arro
 			return remap(ctx, mem, m, wm)
 		}
 	}
+	if err := exactCast(a, want); err != nil {
+		return nil, err
+	}
 	out, err := castSafely(cctx, a, want)
 	if err != nil {
 		// The cast names no row: find the first that does not convert, by
@@ -794,6 +799,56 @@ func conform(ctx context.Context, mem memory.Allocator, a arrow.Array, want arro
 		return nil, &rowError{row: lo, err: fmt.Errorf("the file has %s, want %s: %w", a.DataType(), want, err)}
 	}
 	return out, nil
+}
+
+// exactCast returns a rowError for the first value of a that arrow-go's
+// safe cast to want would change without an error: a number other than 0
+// or 1 read as a boolean (it takes any other as true), a string that is
+// a number only in Go's syntax (0x1p4, 1_0) read as a float, and a
+// decimal with more digits than a float64 holds (the float read back at
+// the decimal's scale is another number).
+func exactCast(a arrow.Array, want arrow.DataType) error {
+	switch {
+	case want.ID() == arrow.BOOL && (arrow.IsInteger(a.DataType().ID()) || arrow.IsFloating(a.DataType().ID())):
+		for i := range a.Len() {
+			if a.IsValid(i) {
+				if v := a.ValueStr(i); v != "0" && v != "1" && v != "-0" {
+					return &rowError{row: i, err: fmt.Errorf("the file has %s %s, want a boolean: only 0 and 1 read as one", a.DataType(), v)}
+				}
+			}
+		}
+	case arrow.IsFloating(want.ID()) && (a.DataType().ID() == arrow.STRING || a.DataType().ID() == arrow.LARGE_STRING):
+		for i := range a.Len() {
+			if v := a.ValueStr(i); a.IsValid(i) && strings.ContainsAny(v, "_xXpP") {
+				return &rowError{row: i, err: fmt.Errorf("the file has %q, want %s: a number only in Go's syntax, not as Python or a spreadsheet writes one", v, want)}
+			}
+		}
+	case arrow.IsFloating(want.ID()) && (a.DataType().ID() == arrow.DECIMAL128 || a.DataType().ID() == arrow.DECIMAL256):
+		for i := range a.Len() {
+			if a.IsValid(i) && !decimalFitsFloat(a, i) {
+				return &rowError{row: i, err: fmt.Errorf("the file has %s %s, which %s does not hold: declare the column string to keep every digit", a.DataType(), a.ValueStr(i), want)}
+			}
+		}
+	}
+	return nil
+}
+
+// decimalFitsFloat reports whether row i of decimal array a reads back as
+// itself from the float64 it converts to.
+func decimalFitsFloat(a arrow.Array, i int) bool {
+	switch d := a.(type) {
+	case *array.Decimal128:
+		t := d.DataType().(*arrow.Decimal128Type)
+		v := d.Value(i)
+		back, err := decimal128.FromFloat64(v.ToFloat64(t.Scale), t.Precision, t.Scale)
+		return err == nil && back == v
+	case *array.Decimal256:
+		t := d.DataType().(*arrow.Decimal256Type)
+		v := d.Value(i)
+		back, err := decimal256.FromFloat64(v.ToFloat64(t.Scale), t.Precision, t.Scale)
+		return err == nil && back == v
+	}
+	return true
 }
 
 // castSafely is compute.CastArray with arrow-go's panics (kernels that

@@ -1070,3 +1070,58 @@ func TestValidText(t *testing.T) {
 		t.Errorf("slice: err = %v, want row 1", err)
 	}
 }
+
+// TestConformExactly: a conversion arrow-go's safe cast would make with a
+// changed value stops at its row: numbers other than 0 and 1 as booleans,
+// Go-only number syntax as floats, decimals with more digits than a
+// float64 holds. The exact ones convert.
+func TestConformExactly(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	tests := []struct {
+		name string
+		from arrow.DataType
+		vals string
+		want arrow.DataType
+		out  string // the converted values, or
+		err  string // the error, with its row
+	}{
+		{"0 and 1 as booleans", arrow.PrimitiveTypes.Int64, `[0, 1, null]`, arrow.FixedWidthTypes.Boolean, `[false true (null)]`, ""},
+		{"2 as a boolean", arrow.PrimitiveTypes.Int64, `[0, 1, 2]`, arrow.FixedWidthTypes.Boolean, "", "row 2: the file has int64 2, want a boolean"},
+		{"1.0 and -0.0 as booleans", arrow.PrimitiveTypes.Float64, `[1.0, -0.0]`, arrow.FixedWidthTypes.Boolean, `[true false]`, ""},
+		{"0.5 as a boolean", arrow.PrimitiveTypes.Float64, `[1.0, 0.5]`, arrow.FixedWidthTypes.Boolean, "", "row 1: the file has float64 0.5"},
+		{"texts as floats", arrow.BinaryTypes.String, `["1.5", "-2e3", "inf", "NaN", null]`, arrow.PrimitiveTypes.Float64, `[1.5 -2000 +Inf NaN (null)]`, ""},
+		{"hex float text", arrow.BinaryTypes.String, `["1", "0x1p4"]`, arrow.PrimitiveTypes.Float64, "", `row 1: the file has "0x1p4", want float64`},
+		{"digits apart text", arrow.BinaryTypes.String, `["1_0"]`, arrow.PrimitiveTypes.Float64, "", `row 0: the file has "1_0"`},
+		{"decimals a float holds", &arrow.Decimal128Type{Precision: 10, Scale: 2}, `["2.50", "0.10", "-12345678.99", null]`, arrow.PrimitiveTypes.Float64, `[2.5 0.1 -1.234567899e+07 (null)]`, ""},
+		{"a decimal a float does not hold", &arrow.Decimal128Type{Precision: 38, Scale: 18}, `["0.5", "0.123456789012345678"]`, arrow.PrimitiveTypes.Float64, "", "row 1: the file has decimal(38, 18) 0.123456789012345678, which float64 does not hold"},
+		{"a large decimal", &arrow.Decimal256Type{Precision: 40, Scale: 2}, `["12345678901234567890.12"]`, arrow.PrimitiveTypes.Float64, "", "row 0: the file has decimal256(40, 2)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, _, err := array.FromJSON(mem, tt.from, strings.NewReader(tt.vals))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Release()
+			out, err := conform(t.Context(), mem, a, tt.want)
+			if tt.err != "" {
+				var re *rowError
+				if !errors.As(err, &re) || !strings.Contains(fmt.Sprintf("row %d: %v", re.row, err), tt.err) {
+					t.Errorf("err = %v, want %q", err, tt.err)
+				}
+				if out != nil {
+					out.Release()
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Release()
+			if got := fmt.Sprint(out); got != tt.out {
+				t.Errorf("converted %s, want %s", got, tt.out)
+			}
+		})
+	}
+}
