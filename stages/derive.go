@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -712,6 +713,28 @@ func init() {
 			}
 			return a, nil
 		}, Close: seen.close}, nil
+	})
+
+	Register("line_index", "(no args), value: first line (default 1)", "The row's place in its input file, from 0 at the line value names (1 by default; 2 for the first row under a TSV header): a rejected row keeps its place, so the rows after it keep theirs, where occurrence counts only the rows that reach it. A Parquet row's line is its row number from 1.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		if len(d.Args) != 0 {
+			return nil, fmt.Errorf("takes no args (it reads each row's line in its file), got %d", len(d.Args))
+		}
+		lc := colIndex(in, pipeline.LineColumn)
+		if lc < 0 {
+			return nil, fmt.Errorf("the rows carry no line numbers here (after an aggregate?)")
+		}
+		first := int64(1)
+		if d.Value != "" {
+			n, err := strconv.ParseInt(d.Value, 10, 64)
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("value: %q is not a line number (1 or more)", d.Value)
+			}
+			first = n
+		}
+		return &Deriver{Type: arrow.PrimitiveTypes.Int64, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			lines := b.Column(lc).(*array.Int64)
+			return int64Of(mem, b, func(i int) (int64, bool) { return lines.Value(i) - first, true }), nil
+		}}, nil
 	})
 
 	Register("conflicting_duplicate", "[key columns...], value: column", "True when the key occurs more than once in the table and its rows disagree on the value column (null counts as a value). Two-pass: the rows wait in a temporary file past 16 MiB, only a 12-byte hash per key (and one of its first value) stays in memory.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {

@@ -776,6 +776,50 @@ func TestParseJSONStrict(t *testing.T) {
 	}
 }
 
+// TestLineIndex: line_index is each row's place in its file from the line
+// value names, so a row rejected before it (line 4 here) leaves a gap
+// where occurrence would close up; config mistakes are errors.
+func TestLineIndex(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "g:string", "_line:int64")
+	tests := []struct {
+		name string
+		d    config.Derivation
+		want []string
+		err  string
+	}{
+		{"from the first line", config.Derivation{Name: "i", Fn: "line_index"}, []string{`2:{"g":"a","i":1}`, `3:{"g":"a","i":2}`, `5:{"g":"a","i":4}`}, ""},
+		{"under a header", config.Derivation{Name: "i", Fn: "line_index", Value: "2"}, []string{`2:{"g":"a","i":0}`, `3:{"g":"a","i":1}`, `5:{"g":"a","i":3}`}, ""},
+		{"args", config.Derivation{Name: "i", Fn: "line_index", Args: []string{"g"}}, nil, "takes no args"},
+		{"line 0", config.Derivation{Name: "i", Fn: "line_index", Value: "0"}, nil, `value: "0" is not a line number`},
+		{"not a number", config.Derivation{Name: "i", Fn: "line_index", Value: "x"}, nil, `value: "x" is not a line number`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := NewDerive(mem, s, []config.Derivation{tt.d})
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			in := tcBatch(t, mem, s, `[{"g":"a","_line":2},{"g":"a","_line":3},{"g":"a","_line":5}]`)
+			defer in.Release()
+			out, err := d.Process(t.Context(), in, &pipeline.Rejects{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Release()
+			tcEqual(t, "rows", tcRows(out), tt.want)
+		})
+	}
+}
+
 // TestEqualsAcrossTypes: equals compares the values as text, so columns
 // of two types compare (5 as int32, int64 and "5" are equal); a check
 // refusing two types stopped such configs for a while.
