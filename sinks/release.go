@@ -26,6 +26,9 @@ func NewRelease(fs FS, out, dataset string) (*Release, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := replaceable(r.fs, r.Target()); err != nil {
+		return nil, err
+	}
 	if err := r.fs.MkdirAll(r.staging, 0o755); err != nil {
 		return nil, fmt.Errorf("create staging: %w", err)
 	}
@@ -124,6 +127,9 @@ func (r *Release) Publish() error {
 		return fmt.Errorf("publish: %w", err)
 	}
 	target := r.Target()
+	if err := replaceable(r.fs, target); err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
 	old := filepath.Join(r.out, ".agora-old-"+r.dataset)
 	if err := r.fs.RemoveAll(old); err != nil {
 		return fmt.Errorf("publish: %w", err)
@@ -163,6 +169,38 @@ func (r *Release) Publish() error {
 		}
 	}
 	return nil
+}
+
+// ErrNotRelease is returned by NewRelease and Publish when the folder a
+// release would replace holds something else: a release is swapped in
+// whole, and the folder it replaces removed.
+var ErrNotRelease = errors.New("not an agora release, so agora will not replace it")
+
+// replaceable returns ErrNotRelease, wrapped with what to do, unless
+// target is absent, empty, or a release (it holds _SUCCESS or a
+// manifest.json, as every release agora published does). Whatever else
+// is there (the inputs, when --out names the data folder; a user's own
+// files) is not agora's to remove.
+func replaceable(fs FS, target string) error {
+	fi, err := fs.Stat(target)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is a file, %w: move it, or choose another --out", target, ErrNotRelease)
+	}
+	for _, marker := range []string{"_SUCCESS", "manifest.json"} {
+		if _, err := fs.Stat(filepath.Join(target, marker)); err == nil {
+			return nil
+		}
+	}
+	if entries, err := os.ReadDir(target); err == nil && len(entries) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s holds files but no _SUCCESS or manifest.json: it is %w; move it aside, or choose another --out (is --out the data folder?)", target, ErrNotRelease)
 }
 
 // ErrLeftover is returned by Publish when the new release is in place

@@ -186,6 +186,7 @@ func TestReleasePublishSwapsAtomically(t *testing.T) {
 	// A previous release and stale staging from a killed run.
 	os.MkdirAll(filepath.Join(out, "ds", "t"), 0o755)
 	os.WriteFile(filepath.Join(out, "ds", "t", "old.parquet"), []byte("old"), 0o644)
+	os.WriteFile(filepath.Join(out, "ds", "_SUCCESS"), nil, 0o644)
 	os.MkdirAll(filepath.Join(out, ".agora-staging-ds", "junk"), 0o755)
 	r, err := NewRelease(nil, out, "ds")
 	if err != nil {
@@ -291,6 +292,72 @@ func TestDictionaryColumnsAreByteIdentical(t *testing.T) {
 	if sums[0] != sums[1] || sums[1] != sums[2] {
 		t.Fatalf("three writes gave %v", sums)
 	}
+}
+
+// TestReleaseReplacesOnlyReleases: what is at the target folder is
+// replaced only when it is a release (or empty, or absent); anything else
+// (the inputs, when --out names the data folder) stops the release before
+// a file is written, and again at Publish should it appear meanwhile.
+func TestReleaseReplacesOnlyReleases(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(target string)
+		ok    bool
+	}{
+		{"absent", func(string) {}, true},
+		{"empty folder", func(p string) { os.MkdirAll(p, 0o755) }, true},
+		{"a release", func(p string) { os.MkdirAll(p, 0o755); os.WriteFile(filepath.Join(p, "_SUCCESS"), nil, 0o644) }, true},
+		{"a release without _SUCCESS", func(p string) {
+			os.MkdirAll(p, 0o755)
+			os.WriteFile(filepath.Join(p, "manifest.json"), []byte("{}"), 0o644)
+		}, true},
+		{"input files", func(p string) {
+			os.MkdirAll(p, 0o755)
+			os.WriteFile(filepath.Join(p, "ratings.jsonl.gz"), []byte("data"), 0o644)
+		}, false},
+		{"a file", func(p string) { os.WriteFile(p, []byte("data"), 0o644) }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := t.TempDir()
+			target := filepath.Join(out, "ds")
+			tt.setup(target)
+			r, err := NewRelease(nil, out, "ds")
+			if !tt.ok {
+				if !errors.Is(err, ErrNotRelease) {
+					t.Fatalf("err = %v, want ErrNotRelease", err)
+				}
+				if _, err := os.Stat(filepath.Join(out, ".agora-staging-ds")); !errors.Is(err, os.ErrNotExist) {
+					t.Error("staging made for a release that cannot be published")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Publish(); err != nil {
+				t.Fatal(err)
+			}
+			if !Published(out, "ds") {
+				t.Error("not published")
+			}
+		})
+	}
+	// Something that is not a release appears while the run writes.
+	out := t.TempDir()
+	r, err := NewRelease(nil, out, "ds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(out, "ds"), 0o755)
+	os.WriteFile(filepath.Join(out, "ds", "notes.txt"), []byte("mine"), 0o644)
+	if err := r.Publish(); !errors.Is(err, ErrNotRelease) {
+		t.Errorf("publish over a user's folder: err = %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "ds", "notes.txt")); err != nil || string(b) != "mine" {
+		t.Errorf("the user's file: %q, %v", b, err)
+	}
+	r.Abort()
 }
 
 func TestNewReleaseRestoresAReleaseLeftAside(t *testing.T) {

@@ -678,3 +678,29 @@ func TestCheckSaysWhyRowsAreRejected(t *testing.T) {
 		t.Errorf("exit %d, want 0 and %q\n%s%s", code, want, stdout, stderr)
 	}
 }
+
+// TestRunKeepsWhatIsNotARelease: --out naming the data folder made
+// out/<dataset> the inputs' folder, which the run swapped out and removed
+// with exit 0. It now stops before writing, names the folder, and leaves
+// the inputs as they were.
+func TestRunKeepsWhatIsNotARelease(t *testing.T) {
+	data := t.TempDir()
+	if err := os.CopyFS(filepath.Join(data, "crowdrag25"), os.DirFS("../../testdata/crowdrag25")); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadDir(filepath.Join(data, "crowdrag25"))
+	if err != nil || len(before) == 0 {
+		t.Fatal(before, err)
+	}
+	code, stdout, stderr := agora(t, "run", "--config", "../../pipeline.yaml", "--data", data, "--out", data, "--only", "crowdrag25", "--quiet")
+	if code != 1 || !strings.Contains(stderr, filepath.Join(data, "crowdrag25")+" holds files but no _SUCCESS or manifest.json") || !strings.Contains(stderr, "is --out the data folder?") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	after, err := os.ReadDir(filepath.Join(data, "crowdrag25"))
+	if err != nil || len(after) != len(before) {
+		t.Errorf("the inputs: %d entries before, %d after (%v)", len(before), len(after), err)
+	}
+	if _, err := os.Stat(filepath.Join(data, ".agora-staging-crowdrag25")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("staging left: %v", err)
+	}
+}
