@@ -70,7 +70,7 @@ func TestLoadBad(t *testing.T) {
 			want: []string{
 				"many_errors.bad.yaml:1: version: invalid value: must be 1, got 2",
 				"many_errors.bad.yaml:2: batch_rows: invalid value: must be ≥ 1",
-				"many_errors.bad.yaml:27: batch_bytes: invalid value: must be ≥ 4096",
+				"many_errors.bad.yaml:28: batch_bytes: invalid value: must be ≥ 4096",
 				"many_errors.bad.yaml:3: memory_limit: invalid value: must be -1 (the runtime's own) or at least 33554432",
 				"many_errors.bad.yaml:5: writer.compression: invalid value",
 				"many_errors.bad.yaml:12: datasets.d.inputs.in.path: required",
@@ -78,6 +78,7 @@ func TestLoadBad(t *testing.T) {
 				`many_errors.bad.yaml:15: datasets.d.inputs.in.columns[0].type: invalid value: type "strng"`,
 				`datasets.d.inputs.in.columns[1].name: unknown reference: var "nope"`,
 				`many_errors.bad.yaml:19: datasets.d.tables.t.input: unknown reference: no input "missing"`,
+				`many_errors.bad.yaml:20: datasets.d.tables.t.partition_by[1]: invalid value: x is partition_by[0] already`,
 				"datasets.d.tables.t.steps[0]: invalid value: a step has exactly one of",
 				"datasets.d.tables.t.steps[1].unpivot.pattern: invalid value",
 				"datasets.d.tables.t.steps[2].validate[0].range: invalid value: min 5 is greater than max 1",

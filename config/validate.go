@@ -199,6 +199,8 @@ func (c *Config) validateDataset(id string, d *Dataset, add addFunc) {
 		for i, col := range t.PartitionBy {
 			if col == "" {
 				add(fmt.Sprintf("%s.partition_by[%d]", tp, i), ErrRequired, "empty column name")
+			} else if j := slices.Index(t.PartitionBy, col); j < i {
+				add(fmt.Sprintf("%s.partition_by[%d]", tp, i), ErrInvalid, "%s is partition_by[%d] already: a folder level per column", col, j)
 			}
 		}
 		if t.Writer != nil {

@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -702,5 +703,49 @@ func TestRunKeepsWhatIsNotARelease(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(data, ".agora-staging-crowdrag25")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("staging left: %v", err)
+	}
+}
+
+// TestCheckFailsWhereRunFails: check finds the partitions as run's sink
+// does, so a table past max_partitions fails check too; it passed, and
+// the nightly run failed.
+func TestCheckFailsWhereRunFails(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "in.jsonl"), []byte(`{"id":"1","k":"a"}`+"\n"+`{"id":"2","k":"b"}`+"\n"+`{"id":"3","k":"c"}`+"\n"), 0o644)
+	cfg := filepath.Join(dir, "pipeline.yaml")
+	for _, tt := range []struct {
+		max  int
+		code int
+	}{{3, 0}, {2, 1}} {
+		os.WriteFile(cfg, []byte(fmt.Sprintf(`version: 1
+datasets:
+  d:
+    inputs:
+      in: {path: in.jsonl, format: jsonl, columns: [{name: id, type: string}, {name: k, type: string}]}
+    tables:
+      t: {input: in, partition_by: [k], writer: {max_partitions: %d}}
+`, tt.max)), 0o644)
+		for _, cmd := range []string{"check", "run"} {
+			args := []string{cmd, "--config", cfg, "--data", dir, "--quiet"}
+			if cmd == "run" {
+				args = append(args, "--out", filepath.Join(dir, "out"), "--mode", "overwrite")
+			}
+			code, stdout, stderr := agora(t, args...)
+			if code != tt.code || tt.code != 0 && !strings.Contains(stderr, "more than writer.max_partitions (2)") {
+				t.Errorf("%s with max_partitions %d: exit %d, want %d\n%s%s", cmd, tt.max, code, tt.code, stdout, stderr)
+			}
+		}
+	}
+}
+
+// TestOnlyListAsWritten: --only "a, b" (a space after the comma, as in
+// prose) names a and b, and a dataset named twice runs once.
+func TestOnlyListAsWritten(t *testing.T) {
+	code, stdout, stderr := agora(t, "check", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--only", "delidata, delidata", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	if n := len(regexp.MustCompile(`(?m)^\s*delidata\s+messages\s`).FindAllString(stdout, -1)); n != 1 {
+		t.Errorf("delidata's messages reported %d times:\n%s", n, stdout)
 	}
 }

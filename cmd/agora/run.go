@@ -183,6 +183,12 @@ func selectDatasets(cfg *config.Config, only []string) ([]string, error) {
 	}
 	var out []string
 	for _, id := range only {
+		// "crowdrag25, delidata": the space is not part of the name; a
+		// dataset named twice runs once.
+		id = strings.TrimSpace(id)
+		if slices.Contains(out, id) {
+			continue
+		}
 		if _, ok := cfg.Datasets[id]; !ok {
 			return nil, usageError{fmt.Errorf("--only %s: no such dataset in %s (have %s)", id, cfg.File(), strings.Join(cfg.DatasetIDs(), ", "))}
 		}
@@ -569,6 +575,19 @@ func runTableLabelled(ctx context.Context, cfg *config.Config, id, name string, 
 		tsink, sink = s, s
 	} else {
 		tally = &rejectTally{}
+		if len(t.PartitionBy) > 0 {
+			idx := make([]int, len(t.PartitionBy))
+			for k, col := range t.PartitionBy {
+				c, err := sinks.PartitionColumn(b.Schema, col)
+				if err != nil {
+					return nil, cfg.At(fmt.Sprintf("datasets.%s.tables.%s", id, name), fmt.Errorf("partition_by: %w", err))
+				}
+				idx[k] = c
+			}
+			w := cfg.WriterFor(t)
+			tally.partitioner = sinks.NewPartitioner(t.PartitionBy, idx, w.MaxPartitions+2)
+			tally.parts, tally.maxPartitions = map[string]bool{}, w.MaxPartitions
+		}
 		sink = tally
 	}
 	st, err := pipeline.Run(ctx, pipeline.Table{
@@ -634,6 +653,12 @@ func runTableLabelled(ctx context.Context, cfg *config.Config, id, name string, 
 type rejectTally struct {
 	order []rejectKey
 	seen  map[rejectKey]*rejectCount
+	// The partitions the rows would open, found as the table's sink finds
+	// them, so that check fails where run would: past max_partitions, or
+	// at a value no folder can be named after.
+	partitioner   *sinks.Partitioner
+	parts         map[string]bool
+	maxPartitions int
 }
 
 type rejectKey struct{ rule, column string }
@@ -643,7 +668,25 @@ type rejectCount struct {
 	first pipeline.Reject
 }
 
-func (*rejectTally) Write(context.Context, arrow.RecordBatch) error { return nil }
+// Write finds the partition of each row of b, as the table's sink would.
+func (r *rejectTally) Write(_ context.Context, b arrow.RecordBatch) error {
+	if r.partitioner == nil {
+		return nil
+	}
+	for i := range int(b.NumRows()) {
+		pk, err := r.partitioner.Of(b, i)
+		if err != nil {
+			return &pipeline.RowError{File: pipeline.FileOf(b, i), Line: pipeline.LineOf(b, i), Err: err}
+		}
+		if !r.parts[pk.Path] {
+			if len(r.parts) >= r.maxPartitions {
+				return fmt.Errorf("%w: more than writer.max_partitions (%d); partition on a column with fewer values", sinks.ErrTooManyPartitions, r.maxPartitions)
+			}
+			r.parts[pk.Path] = true
+		}
+	}
+	return nil
+}
 
 // Reject counts rs; the sink's calls come from one goroutine, in input
 // order, so the first of each is the same from run to run.
