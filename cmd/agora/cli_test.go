@@ -524,6 +524,14 @@ func TestFetchSkipsFilesInPlace(t *testing.T) {
 	if code, stdout, stderr := agora(t, "check", "--config", cfg, "--data", dir); code != 0 {
 		t.Errorf("check after fetch: exit %d\n%s%s", code, stdout, stderr)
 	}
+	// Another file in its place (the shipped sample, when --data is left
+	// to pipeline.yaml's testdata/): fetch says so, and that another
+	// --data keeps it, before saying how to replace it.
+	os.WriteFile(filepath.Join(dir, "demo", "a.jsonl"), []byte(`{"x":2}`+"\n"), 0o644)
+	code, stdout, stderr := agora(t, "fetch", "--config", cfg, "--data", dir, "--base-url", ts.URL)
+	if code != 1 || !strings.Contains(stdout+stderr, "another file than the one published") || !strings.Contains(stdout+stderr, "give another --data") {
+		t.Errorf("fetch over another file: exit %d\n%s%s", code, stdout, stderr)
+	}
 }
 
 func TestFetchConfigValidation(t *testing.T) {
@@ -601,11 +609,15 @@ func TestLogFormatJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	var done int
+	var done, checks int
 	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatalf("not a JSON log line: %q", line)
+		}
+		// The notes on stdout reach the log too: DeliData's flagged check.
+		if rec["msg"] == "check failed" && rec["level"] == "WARN" && rec["table"] == "messages" && rec["column"] == "team_performance" && rec["rows"] == 7.0 {
+			checks++
 		}
 		if rec["msg"] == "table done" {
 			done++
@@ -622,8 +634,8 @@ func TestLogFormatJSON(t *testing.T) {
 			}
 		}
 	}
-	if done != 2 {
-		t.Errorf("%d table summary lines, want 2:\n%s", done, stderr)
+	if done != 2 || checks != 1 {
+		t.Errorf("%d table summary lines, want 2; %d flagged check lines, want 1:\n%s", done, checks, stderr)
 	}
 	if !strings.Contains(stdout, "messages") {
 		t.Errorf("the stdout summary table is gone:\n%s", stdout)
@@ -919,5 +931,26 @@ func TestCheckNotesFlaggedChecks(t *testing.T) {
 	code, stdout, stderr = agora(t, "run", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--out", t.TempDir(), "--only", "delidata")
 	if code != 0 || !strings.Contains(stdout+stderr, "(kept, flagged in manifest.json)") {
 		t.Errorf("run: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestFetchCutShortSaysWhatComesNext: a download the server cuts short
+// is an error that says what the next fetch does: resume it when a
+// checksum is published, start over when none is (it said "resume"
+// either way).
+func TestFetchCutShortSaysWhatComesNext(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000")
+		w.Write([]byte(`{"x":1}` + "\n"))
+	}))
+	defer ts.Close()
+	for _, tt := range []struct{ fetch, want string }{
+		{"      - {url: https://example.org/a.jsonl, to: demo/a.jsonl, sha256: " + strings.Repeat("0", 64) + "}", "run fetch again to resume"},
+		{"      - {url: https://example.org/a.jsonl, to: demo/a.jsonl}", "with no published checksum to verify a resumed file, it starts over"},
+	} {
+		code, stdout, stderr := agora(t, "fetch", "--config", fetchConfig(t, tt.fetch), "--data", t.TempDir(), "--base-url", ts.URL)
+		if code != 1 || !strings.Contains(stdout+stderr, tt.want) {
+			t.Errorf("exit %d, output lacks %q:\n%s%s", code, tt.want, stdout, stderr)
+		}
 	}
 }

@@ -195,7 +195,7 @@ func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (str
 		// changes, like a repository's HEAD archive): start over.
 		os.Remove(part)
 	}
-	n, resumed, err := download(ctx, opts, u, part, f.To)
+	n, resumed, err := download(ctx, opts, u, part, f.To, f.SHA256 != "" || f.MD5 != "")
 	if err != nil {
 		return "", err
 	}
@@ -271,7 +271,7 @@ func alreadyFetched(f *config.FetchFile, dest string) (bool, string, error) {
 		return false, "", err
 	}
 	if err := verify(f, sums); err != nil {
-		return false, "", fmt.Errorf("%s is in place but %w; delete it or run with --force", dest, err)
+		return false, "", fmt.Errorf("%s is in place but %w: it is another file than the one published (a sample, another version?); to fetch the published file beside it, give another --data; to replace it, delete it or run with --force", dest, err)
 	}
 	return true, fmt.Sprintf("%s is in place, checksum verified", f.To), nil
 }
@@ -279,7 +279,14 @@ func alreadyFetched(f *config.FetchFile, dest string) (bool, string, error) {
 // download GETs u into part, resuming from part's size with a Range
 // request. It returns the size of the complete file and whether it
 // resumed.
-func download(ctx context.Context, opts fetchOptions, u, part, name string) (int64, bool, error) {
+//
+// resumable says whether the next fetch resumes a download cut short
+// (a checksum is published to verify the result), for its error to say.
+func download(ctx context.Context, opts fetchOptions, u, part, name string, resumable bool) (int64, bool, error) {
+	again := "run fetch again to resume"
+	if !resumable {
+		again = "run fetch again; with no published checksum to verify a resumed file, it starts over"
+	}
 	var have int64
 	if fi, err := os.Stat(part); err == nil {
 		have = fi.Size()
@@ -310,7 +317,7 @@ func download(ctx context.Context, opts fetchOptions, u, part, name string) (int
 		// The partial file is as long as the file or longer: start over.
 		resp.Body.Close()
 		os.Remove(part)
-		return download(ctx, opts, u, part, name)
+		return download(ctx, opts, u, part, name, resumable)
 	case resp.StatusCode == http.StatusOK:
 		flags |= os.O_TRUNC
 		have = 0
@@ -333,10 +340,10 @@ func download(ctx context.Context, opts fetchOptions, u, part, name string) (int
 		err = cerr
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("GET %s: after %d bytes: %w (run fetch again to resume)", u, have+n, err)
+		return 0, false, fmt.Errorf("GET %s: after %d bytes: %w (%s)", u, have+n, err, again)
 	}
 	if total >= 0 && have+n != total {
-		return 0, false, fmt.Errorf("GET %s: got %d of %d bytes (run fetch again to resume)", u, have+n, total)
+		return 0, false, fmt.Errorf("GET %s: got %d of %d bytes (%s)", u, have+n, total, again)
 	}
 	return have + n, have > 0, nil
 }

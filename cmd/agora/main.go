@@ -118,7 +118,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := &stickyWriter{w: stdout}
 	root := newRoot(out, stderr)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil && out.err != nil {
 		// A summary, schema or report that did not reach stdout (a full
 		// disk, a closed descriptor) is a failed command.
@@ -142,7 +142,11 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &re):
 		return exitRejects
 	case ctx.Err() != nil:
-		report(interruptedNote(err))
+		if cmd != nil && cmd.Name() == "fetch" {
+			report("interrupted; a file not finished is left as NAME.part, and fetch takes it up again (from where it stopped, when a checksum is published)")
+		} else {
+			report(interruptedNote(err))
+		}
 		return exitInterrupted
 	case errors.As(err, &ue), errors.As(err, &fe):
 		return exitUsage
@@ -223,6 +227,10 @@ Logs go to stderr (--log-format json for schedulers), summaries to stdout.`,
 	pf.DurationVar(&g.ProgressInterval, "progress-interval", 5*time.Second, "how often progress is logged when stderr is not a terminal")
 	pf.MarkHidden("progress-interval")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return g.validate() }
+	// --version prints what the version command does (cobra's own says
+	// "agora version X" alone). The template is text/template: braces in
+	// the text are escaped.
+	root.SetVersionTemplate(strings.NewReplacer("{{", `{{"{{"}}`).Replace(versionText()))
 	root.AddCommand(newRunCmd(stdout, g, false), newRunCmd(stdout, g, true), newVersionCmd(stdout),
 		newInspectCmd(stdout), newSchemaCmd(stdout), newFetchCmd(stdout, g))
 	return root
@@ -363,10 +371,14 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 						where = "run flags them in manifest.json"
 					}
 					notes = append(notes, fmt.Sprintf("%s/%s: check %s on %s%s failed on %d rows (kept, %s)%s", r.ID, t.Name, c.Rule, c.Column, at, c.Failures, where, ex))
+					log.Warn("check failed", "dataset", r.ID, "table", t.Name, "rule", c.Rule, "column", c.Column, "check", c.Check, "rows", c.Failures)
 				}
 				for _, n := range t.Notes {
 					if !slices.Contains(notes, r.ID+": "+n) {
 						notes = append(notes, r.ID+": "+n)
+						// The notes on stdout are for a person; the log,
+						// which a scheduler keeps, gets them too.
+						log.Warn(n, "dataset", r.ID, "table", t.Name)
 					}
 				}
 			}
@@ -406,12 +418,20 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
   agora --version`,
 		Args: usageArgs(noArgs),
 		RunE: func(*cobra.Command, []string) error {
-			fmt.Fprintf(stdout, "agora %s\n", Version)
-			libs := libraryVersions()
-			for _, k := range slices.Sorted(maps.Keys(libs)) {
-				fmt.Fprintf(stdout, "  %s %s\n", k, libs[k])
-			}
-			return nil
+			_, err := io.WriteString(stdout, versionText())
+			return err
 		},
 	}
+}
+
+// versionText is what `agora version` and `agora --version` print:
+// agora's version, then the libraries that shape the output.
+func versionText() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "agora %s\n", Version)
+	libs := libraryVersions()
+	for _, k := range slices.Sorted(maps.Keys(libs)) {
+		fmt.Fprintf(&b, "  %s %s\n", k, libs[k])
+	}
+	return b.String()
 }
