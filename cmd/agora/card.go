@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -199,7 +201,25 @@ func sameRelease(out, id string, man Manifest) (Manifest, bool) {
 	if err != nil || !sinks.Published(out, id) || old.Agora != man.Agora || old.ConfigSHA256 != man.ConfigSHA256 || !maps.Equal(old.Libraries, man.Libraries) {
 		return Manifest{}, false
 	}
+	if !intact(filepath.Join(out, id), old) {
+		return Manifest{}, false
+	}
 	return old, true
+}
+
+// intact reports whether every file the manifest lists is in dir at its
+// size: a release a person or a disk has since cut into (a table's
+// folder removed) is made again rather than found unchanged.
+func intact(dir string, m Manifest) bool {
+	for _, t := range m.Tables {
+		for _, f := range t.Files {
+			fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(f.Path)))
+			if err != nil || fi.Size() != f.Bytes {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // unchanged reports whether the release whose manifest is old was made
