@@ -54,6 +54,8 @@ type Config struct {
 
 	// order keeps the dataset ids in the order of the file.
 	order []string
+	// empty holds the ids of datasets given no content (`emptyds:`).
+	empty []string
 	// file is the name used in error messages.
 	file string
 	// root is the parsed document, used to find line numbers.

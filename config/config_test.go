@@ -70,7 +70,8 @@ func TestLoadBad(t *testing.T) {
 			want: []string{
 				"many_errors.bad.yaml:1: version: invalid value: must be 1, got 2",
 				"many_errors.bad.yaml:2: batch_rows: invalid value: must be ≥ 1",
-				"many_errors.bad.yaml:28: batch_bytes: invalid value: must be ≥ 4096",
+				"many_errors.bad.yaml:29: batch_bytes: invalid value: must be ≥ 4096",
+				"many_errors.bad.yaml:28: datasets.nothing: required: empty dataset",
 				"many_errors.bad.yaml:3: memory_limit: invalid value: must be -1 (the runtime's own) or at least 33554432",
 				"many_errors.bad.yaml:5: writer.compression: invalid value",
 				"many_errors.bad.yaml:12: datasets.d.inputs.in.path: required",

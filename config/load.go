@@ -194,6 +194,7 @@ func (c *Config) recordOrder() {
 	for _, id := range mapKeys(ds) {
 		d := c.Datasets[id]
 		if d == nil {
+			c.empty = append(c.empty, id) // validate says so
 			continue
 		}
 		c.order = append(c.order, id)

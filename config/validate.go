@@ -100,6 +100,9 @@ func (c *Config) Validate() error {
 	for _, id := range c.order {
 		c.validateDataset(id, c.Datasets[id], add)
 	}
+	for _, id := range c.empty {
+		add("datasets."+id, ErrRequired, "empty dataset: declare its inputs and tables, or remove it")
+	}
 	return errors.Join(errs...)
 }
 

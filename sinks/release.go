@@ -51,9 +51,17 @@ func recoverRelease(fs FS, out, dataset string) (*Release, error) {
 	// previous release aside: put it back.
 	old := filepath.Join(out, ".agora-old-"+dataset)
 	if _, err := r.fs.Stat(old); err == nil {
-		if _, err := r.fs.Stat(r.Target()); errors.Is(err, os.ErrNotExist) {
+		_, err := r.fs.Stat(r.Target())
+		switch {
+		case errors.Is(err, os.ErrNotExist):
 			if err := r.fs.Rename(old, r.Target()); err != nil {
 				return nil, fmt.Errorf("restore the previous release: %w", err)
+			}
+		case err == nil && Published(out, dataset):
+			// The swap finished but the release before it was left
+			// behind (its removal failed, or the run was killed then).
+			if err := r.fs.RemoveAll(old); err != nil {
+				return nil, fmt.Errorf("%w: %s could not be removed: %v", ErrLeftover, old, err)
 			}
 		}
 	}

@@ -360,6 +360,27 @@ func TestReleaseReplacesOnlyReleases(t *testing.T) {
 	r.Abort()
 }
 
+// TestRecoverRemovesAReleaseLeftBehind: a release set aside by a swap
+// that finished (its removal failed, or the run was killed then) is
+// removed by the next run, even one with nothing to publish.
+func TestRecoverRemovesAReleaseLeftBehind(t *testing.T) {
+	out := t.TempDir()
+	for _, d := range []string{"ds", ".agora-old-ds"} {
+		os.MkdirAll(filepath.Join(out, d), 0o755)
+		os.WriteFile(filepath.Join(out, d, "_SUCCESS"), nil, 0o644)
+	}
+	os.WriteFile(filepath.Join(out, "ds", "new"), nil, 0o644)
+	if err := Recover(nil, out, "ds"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, ".agora-old-ds")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the release left behind is still there: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "ds", "new")); err != nil {
+		t.Errorf("the published release: %v", err)
+	}
+}
+
 func TestNewReleaseRestoresAReleaseLeftAside(t *testing.T) {
 	out := t.TempDir()
 	// A run killed between the two renames of a non-atomic swap.
