@@ -954,3 +954,66 @@ func TestFetchCutShortSaysWhatComesNext(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchAsksWhetherAFileChanged: a file with no published checksum,
+// in place from an earlier fetch, is fetched again when the server says
+// it changed (ETag, or Last-Modified for the archive) and kept when it
+// says it did not; it used to be kept for good, so that a nightly fetch
+// never saw a new upstream release.
+func TestFetchAsksWhetherAFileChanged(t *testing.T) {
+	var mu sync.Mutex
+	content, etag := []byte(`{"x":1}`+"\n"), `"v1"`
+	archive, modified := tarGz(t, map[string]string{"corpus/g1": "h\n1\n"}), time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	bodies := 0 // responses with a body
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		rec := httptest.NewRecorder()
+		switch r.URL.Path {
+		case "/a.jsonl":
+			rec.Header().Set("ETag", etag)
+			http.ServeContent(rec, r, "", time.Time{}, bytes.NewReader(content))
+		case "/corpus.tar.gz":
+			http.ServeContent(rec, r, "", modified, bytes.NewReader(archive))
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		if rec.Code == http.StatusOK {
+			bodies++
+		}
+		maps.Copy(w.Header(), rec.Header())
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	}))
+	defer ts.Close()
+	cfg := fetchConfig(t, "      - {url: https://example.org/a.jsonl, to: demo/a.jsonl}\n      - {url: https://example.org/corpus.tar.gz, archive: tar.gz, extract: corpus, to: demo/corpus}")
+	dir := t.TempDir()
+	fetch := func(want ...string) {
+		t.Helper()
+		code, stdout, stderr := agora(t, "fetch", "--config", cfg, "--data", dir, "--base-url", ts.URL)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+		}
+		for _, w := range want {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("output lacks %q:\n%s", w, stdout)
+			}
+		}
+	}
+	fetch("downloaded demo/a.jsonl", "downloaded demo/corpus")
+	fetch("demo/a.jsonl is in place, and the server says it has not changed", "demo/corpus is in place, and the server says it has not changed")
+	mu.Lock()
+	if bodies != 2 {
+		t.Errorf("%d downloads for two files fetched once", bodies)
+	}
+	content, etag = []byte(`{"x":2}`+"\n"), `"v2"`
+	archive, modified = tarGz(t, map[string]string{"corpus/g1": "h\n2\n"}), modified.Add(time.Hour)
+	mu.Unlock()
+	fetch("downloaded (changed upstream) demo/a.jsonl", "downloaded (changed upstream) demo/corpus")
+	for p, want := range map[string]string{"demo/a.jsonl": `{"x":2}` + "\n", "demo/corpus/g1": "h\n2\n"} {
+		if b, err := os.ReadFile(filepath.Join(dir, p)); err != nil || string(b) != want {
+			t.Errorf("%s: %q, %v; want %q", p, b, err, want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -64,7 +65,10 @@ footer (a body cut short is an error). Archives
 regular files below extract: are written, never outside --data.
 
 A file already in place is not downloaded again (its checksum is verified
-when one is published); --force downloads it anyway.
+when one is published); --force downloads it anyway. A file with no
+published checksum whose server gave an ETag or Last-Modified (kept in
+.NAME.agora-fetch.json beside it) is asked after with a conditional GET
+and downloaded again when it changed upstream.
 
 --base-url (or AGORA_FETCH_BASE_URL) replaces the scheme and host of every
 URL, for a mirror or a test server.`,
@@ -177,9 +181,27 @@ func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (str
 		return "", err
 	}
 	dest := filepath.Join(opts.Data, filepath.FromSlash(f.To))
+	pinned := f.SHA256 != "" || f.MD5 != ""
+	changed := ""
 	if !opts.Force {
-		if done, msg, err := alreadyFetched(f, dest); err != nil || done {
-			return msg, err
+		done, msg, err := alreadyFetched(f, dest)
+		if err != nil {
+			return "", err
+		}
+		if done && !pinned {
+			// No checksum pins the file: ask the server whether it changed.
+			var why string
+			if changed, why, err = upstreamChange(ctx, opts, u, f, dest); err != nil {
+				return "", err
+			}
+			if changed == "" {
+				if why != "" {
+					return why, nil
+				}
+				return msg, nil
+			}
+		} else if done {
+			return msg, nil
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
@@ -195,10 +217,11 @@ func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (str
 		// changes, like a repository's HEAD archive): start over.
 		os.Remove(part)
 	}
-	n, resumed, err := download(ctx, opts, u, part, f.To, f.SHA256 != "" || f.MD5 != "")
+	n, resumed, rec, err := download(ctx, opts, u, part, f.To, pinned)
 	if err != nil {
 		return "", err
 	}
+	rec.URL = f.URL
 	sums, err := fileSums(part)
 	if err != nil {
 		return "", err
@@ -230,10 +253,14 @@ func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (str
 	if resumed {
 		how = "resumed"
 	}
+	if changed != "" {
+		how += " (" + changed + ")"
+	}
 	if f.Archive == "" {
 		if err := os.Rename(part, dest); err != nil {
 			return "", err
 		}
+		keepRecord(dest, rec, pinned)
 		opts.Log.Info("fetched", "url", u, "path", dest, "bytes", n, "resumed", resumed)
 		return fmt.Sprintf("%s %s (%s) from %s; %s", how, f.To, humanBytes(n), u, check), nil
 	}
@@ -242,6 +269,7 @@ func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (str
 		return "", fmt.Errorf("%s: %w", u, err)
 	}
 	os.Remove(part)
+	keepRecord(dest, rec, pinned)
 	opts.Log.Info("fetched", "url", u, "path", dest, "bytes", n, "files", files, "resumed", resumed)
 	return fmt.Sprintf("%s %s (%s, %d files extracted) from %s; %s", how, f.To, humanBytes(n), files, u, check), nil
 }
@@ -282,7 +310,7 @@ func alreadyFetched(f *config.FetchFile, dest string) (bool, string, error) {
 //
 // resumable says whether the next fetch resumes a download cut short
 // (a checksum is published to verify the result), for its error to say.
-func download(ctx context.Context, opts fetchOptions, u, part, name string, resumable bool) (int64, bool, error) {
+func download(ctx context.Context, opts fetchOptions, u, part, name string, resumable bool) (n int64, resumed bool, rec fetchRecord, err error) {
 	again := "run fetch again to resume"
 	if !resumable {
 		again = "run fetch again; with no published checksum to verify a resumed file, it starts over"
@@ -293,14 +321,14 @@ func download(ctx context.Context, opts fetchOptions, u, part, name string, resu
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return 0, false, err
+		return 0, false, rec, err
 	}
 	if have > 0 {
 		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", have))
 	}
 	resp, err := opts.Client.Do(req)
 	if err != nil {
-		return 0, false, fmt.Errorf("GET %s: %w", u, err)
+		return 0, false, rec, fmt.Errorf("GET %s: %w", u, err)
 	}
 	defer resp.Body.Close()
 	flags := os.O_CREATE | os.O_WRONLY
@@ -309,7 +337,7 @@ func download(ctx context.Context, opts fetchOptions, u, part, name string, resu
 	case resp.StatusCode == http.StatusPartialContent && have > 0:
 		start, size, ok := parseContentRange(resp.Header.Get("Content-Range"))
 		if !ok || start != have {
-			return 0, false, fmt.Errorf("GET %s: asked for bytes from %d, got Content-Range %q", u, have, resp.Header.Get("Content-Range"))
+			return 0, false, rec, fmt.Errorf("GET %s: asked for bytes from %d, got Content-Range %q", u, have, resp.Header.Get("Content-Range"))
 		}
 		flags |= os.O_APPEND
 		total = size
@@ -323,11 +351,11 @@ func download(ctx context.Context, opts fetchOptions, u, part, name string, resu
 		have = 0
 		total = resp.ContentLength
 	default:
-		return 0, false, fmt.Errorf("GET %s: %s", u, resp.Status)
+		return 0, false, rec, fmt.Errorf("GET %s: %s", u, resp.Status)
 	}
 	out, err := os.OpenFile(part, flags, 0o644)
 	if err != nil {
-		return 0, false, err
+		return 0, false, rec, err
 	}
 	var w io.Writer = out
 	if opts.Progress != nil {
@@ -335,17 +363,20 @@ func download(ctx context.Context, opts fetchOptions, u, part, name string, resu
 		defer t.Done()
 		w = io.MultiWriter(out, t)
 	}
-	n, err := io.Copy(w, resp.Body)
+	n, err = io.Copy(w, resp.Body)
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("GET %s: after %d bytes: %w (%s)", u, have+n, err, again)
+		return 0, false, rec, fmt.Errorf("GET %s: after %d bytes: %w (%s)", u, have+n, err, again)
 	}
 	if total >= 0 && have+n != total {
-		return 0, false, fmt.Errorf("GET %s: got %d of %d bytes (%s)", u, have+n, total, again)
+		return 0, false, rec, fmt.Errorf("GET %s: got %d of %d bytes (%s)", u, have+n, total, again)
 	}
-	return have + n, have > 0, nil
+	// What the server says identifies this version of the file, for the
+	// next fetch to ask whether it changed.
+	rec.ETag, rec.LastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
+	return have + n, have > 0, rec, nil
 }
 
 // wholeFile checks, for the formats that can tell (by the name to), that
@@ -389,6 +420,79 @@ func wholeFile(p, to string) (format string, err error) {
 		return "Parquet", nil
 	}
 	return "", nil
+}
+
+// fetchRecord is what fetch keeps beside a file it downloaded with no
+// published checksum (.NAME.agora-fetch.json, NAME being the file or the
+// extracted folder): its URL and the server's validators, so that the
+// next fetch asks the server whether the file changed (a release that
+// moves, like a repository's HEAD archive) instead of taking the copy in
+// place for current.
+type fetchRecord struct {
+	URL          string `json:"url"`
+	ETag         string `json:"etag,omitempty"`
+	LastModified string `json:"last_modified,omitempty"`
+}
+
+// recordPath is where fetch keeps dest's fetchRecord.
+func recordPath(dest string) string {
+	return filepath.Join(filepath.Dir(dest), "."+filepath.Base(dest)+".agora-fetch.json")
+}
+
+// keepRecord writes dest's fetchRecord when the file is not pinned by a
+// checksum and the server gave a validator, and removes a stale one
+// otherwise. A record that cannot be written only means the next fetch
+// keeps the file in place without asking, as before records.
+func keepRecord(dest string, rec fetchRecord, pinned bool) {
+	p := recordPath(dest)
+	if pinned || rec.ETag == "" && rec.LastModified == "" {
+		os.Remove(p)
+		return
+	}
+	if b, err := json.MarshalIndent(rec, "", "  "); err == nil {
+		os.WriteFile(p, append(b, '\n'), 0o644)
+	}
+}
+
+// upstreamChange asks the server whether the file dest was fetched from
+// has changed since (a conditional GET with the validators of its
+// fetchRecord) and says why it is to be fetched again, or "" to keep it,
+// with words for the message of a file kept. Without a record (a file put
+// there by hand, or a server that gave no validator) the file is kept.
+func upstreamChange(ctx context.Context, opts fetchOptions, u string, f *config.FetchFile, dest string) (changed, kept string, err error) {
+	b, err := os.ReadFile(recordPath(dest))
+	if err != nil {
+		return "", "", nil
+	}
+	var rec fetchRecord
+	if json.Unmarshal(b, &rec) != nil || rec.ETag == "" && rec.LastModified == "" {
+		return "", "", nil
+	}
+	if rec.URL != f.URL {
+		return "its URL in pipeline.yaml changed", "", nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return "", "", err
+	}
+	if rec.ETag != "" {
+		req.Header.Set("If-None-Match", rec.ETag)
+	}
+	if rec.LastModified != "" {
+		req.Header.Set("If-Modified-Since", rec.LastModified)
+	}
+	resp, err := opts.Client.Do(req)
+	if err != nil {
+		return "", "", fmt.Errorf("GET %s (has it changed?): %w; the copy in place is kept", u, err)
+	}
+	resp.Body.Close() // the body, if any, is fetched again into NAME.part
+	switch resp.StatusCode {
+	case http.StatusNotModified:
+		return "", fmt.Sprintf("%s is in place, and the server says it has not changed since it was fetched (no checksum is published); --force downloads it again", f.To), nil
+	case http.StatusOK:
+		return "changed upstream", "", nil
+	}
+	return "", "", fmt.Errorf("GET %s (has it changed?): %s; the copy in place is kept", u, resp.Status)
 }
 
 // parseContentRange parses "bytes START-END/SIZE" (SIZE may be *).
