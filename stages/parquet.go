@@ -976,19 +976,40 @@ func isoTimestamps(mem memory.Allocator, s *array.String) (out arrow.Array, cut 
 		ts, err := arrow.TimestampFromString(s.Value(i), arrow.Microsecond)
 		if err != nil {
 			// More than microseconds (a nanosecond pandas str(), protobuf
-			// JSON): read at nanoseconds and cut to the microsecond below.
-			ns, nerr := arrow.TimestampFromString(s.Value(i), arrow.Nanosecond)
-			if nerr != nil {
+			// JSON): the digits past the sixth dropped, which is the
+			// microsecond before in any year (a fraction adds time). Read
+			// at nanoseconds instead, years before 1678 and after 2262 did
+			// not parse.
+			short, dropped := microFraction(s.Value(i))
+			ts, err = arrow.TimestampFromString(short, arrow.Microsecond)
+			if err != nil {
 				return nil, 0, &rowError{row: i, err: fmt.Errorf("%q is not an ISO 8601 timestamp", s.Value(i))}
 			}
-			ts = arrow.Timestamp(floorDiv(int64(ns), 1000))
-			if int64(ns)%1000 != 0 {
+			if dropped {
 				cut++
 			}
 		}
 		tb.Append(ts)
 	}
 	return tb.NewArray(), cut, nil
+}
+
+// microFraction returns v with the digits of its seconds' fraction past
+// the sixth left out, and whether any of them was not 0.
+func microFraction(v string) (string, bool) {
+	dot := strings.IndexByte(v, '.')
+	if dot < 0 {
+		return v, false
+	}
+	end := dot + 1
+	for end < len(v) && v[end] >= '0' && v[end] <= '9' {
+		end++
+	}
+	if end-dot-1 <= 6 {
+		return v, false
+	}
+	extra := v[dot+7 : end]
+	return v[:dot+7] + v[end:], strings.Trim(extra, "0") != ""
 }
 
 // nanosToMicros converts nanosecond timestamps to type want

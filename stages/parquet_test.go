@@ -785,12 +785,13 @@ func TestConformListOfDictionary(t *testing.T) {
 }
 
 // TestISOTimestampsPastMicroseconds: ISO strings with more than six
-// fractional digits are read and cut to the microsecond below.
+// fractional digits are read and cut to the microsecond below, in any
+// year.
 func TestISOTimestampsPastMicroseconds(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	in, _, err := array.FromJSON(mem, arrow.BinaryTypes.String, strings.NewReader(
-		`["2022-09-05T10:26:19.051292123Z","2022-09-05T10:26:19.0512921Z","2022-09-05 10:26:19.051292000+00:00","2022-09-05T10:26:19.051292Z","1969-12-31T23:59:59.9999995Z"]`))
+		`["2022-09-05T10:26:19.051292123Z","2022-09-05T10:26:19.0512921Z","2022-09-05 10:26:19.051292000+00:00","2022-09-05T10:26:19.051292Z","1969-12-31T23:59:59.9999995Z","1000-01-01T00:00:00.1234567Z","3000-01-01T00:00:00.0000009+01:00"]`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -800,10 +801,12 @@ func TestISOTimestampsPastMicroseconds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Release()
-	if cut != 3 {
-		t.Errorf("cut = %d, want 3 (…123Z, …1Z and 1969's; …000+00:00 has no digit to cut)", cut)
+	if cut != 5 {
+		t.Errorf("cut = %d, want 5 (…123Z, …1Z, 1969's, 1000's and 3000's; …000+00:00 has no digit to cut)", cut)
 	}
-	want := []int64{1662373579051292, 1662373579051292, 1662373579051292, 1662373579051292, -1}
+	// Years outside 1678 to 2262 (where nanoseconds since 1970 overflow
+	// int64) too: they were "not an ISO 8601 timestamp".
+	want := []int64{1662373579051292, 1662373579051292, 1662373579051292, 1662373579051292, -1, -30610224000000000 + 123456, 32503676400000000}
 	for i, w := range want {
 		if got := int64(out.(*array.Timestamp).Value(i)); got != w {
 			t.Errorf("%d: %d µs, want %d", i, got, w)
