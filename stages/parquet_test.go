@@ -1128,3 +1128,33 @@ func TestConformExactly(t *testing.T) {
 		})
 	}
 }
+
+// TestConformStructFieldOrder: a struct whose fields the file orders
+// otherwise than declared is read by name (it stopped the run with a
+// cast error), nested in a list too.
+func TestConformStructFieldOrder(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	file := arrow.ListOf(arrow.StructOf(
+		arrow.Field{Name: "b", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		arrow.Field{Name: "a", Type: arrow.BinaryTypes.String, Nullable: true}))
+	want := arrow.ListOf(arrow.StructOf(
+		arrow.Field{Name: "a", Type: arrow.BinaryTypes.String, Nullable: true},
+		arrow.Field{Name: "b", Type: arrow.PrimitiveTypes.Int64, Nullable: true}))
+	a, _, err := array.FromJSON(mem, file, strings.NewReader(`[[{"b": 1, "a": "x"}, null], null, [{"b": null, "a": "y"}]]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release()
+	out, err := conform(t.Context(), mem, a, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	if !arrow.TypeEqual(out.DataType(), want) {
+		t.Errorf("type %s, want %s", out.DataType(), want)
+	}
+	if got, _ := json.Marshal(out); string(got) != `[[{"a":"x","b":1},null],null,[{"a":"y","b":null}]]` {
+		t.Errorf("got %s", got)
+	}
+}

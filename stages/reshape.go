@@ -262,13 +262,13 @@ func shortValue(a arrow.Array, i int) string {
 }
 
 // sameFieldNames reports whether two struct types have the same field
-// names in the same order.
+// names, in any order, each once.
 func sameFieldNames(a, b *arrow.StructType) bool {
 	if a.NumFields() != b.NumFields() {
 		return false
 	}
-	for i := range a.Fields() {
-		if a.Field(i).Name != b.Field(i).Name {
+	for _, f := range b.Fields() {
+		if len(a.FieldIndices(f.Name)) != 1 {
 			return false
 		}
 	}
@@ -276,7 +276,7 @@ func sameFieldNames(a, b *arrow.StructType) bool {
 }
 
 // restruct converts a struct array field by field to want (the same
-// field names), with conform: arrow-go's struct cast refuses what conform
+// field names, in want's order), with conform: arrow-go's struct cast refuses what conform
 // does itself (timestamps cut to the microsecond, floats as text, lists
 // of other lists). Only the struct's own rows of each field are
 // converted (a slice's parent may hold values that do not); a field's
@@ -296,7 +296,11 @@ func restruct(ctx context.Context, mem memory.Allocator, s *array.Struct, want *
 			validity.Release()
 		}
 	}()
-	for i, cd := range d.Children() {
+	st := s.DataType().(*arrow.StructType)
+	for i, wf := range want.Fields() {
+		// The file's field of that name: a writer may order them
+		// otherwise than pipeline.yaml declares them.
+		cd := d.Children()[st.FieldIndices(wf.Name)[0]]
 		part := array.NewSliceData(cd, int64(off), int64(off+n))
 		child := array.MakeFromData(part)
 		part.Release()
