@@ -545,7 +545,7 @@ func init() {
 		}}, nil
 	})
 
-	Register("pair_key", "[column a, column b]", "An order-free id for a pair: the two strings sorted and joined by \"|\", so (x, y) and (y, x) get the same key.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+	Register("pair_key", "[column a, column b]", "An order-free id for a pair: the two strings sorted and joined by \"|\", so (x, y) and (y, x) get the same key; a | or \\ inside an id is escaped with \\, so (a|b, c) and (a, b|c) differ.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
 		idx, err := argColumns(in, d, 2)
 		if err != nil {
 			return nil, err
@@ -574,7 +574,7 @@ func init() {
 				if q < p {
 					p, q = q, p
 				}
-				key = append(append(append(key[:0], p...), '|'), q...)
+				key = appendPairPart(append(appendPairPart(key[:0], p), '|'), q)
 				sb.BinaryBuilder.Append(key)
 			}
 			return sb.NewArray(), nil
@@ -835,6 +835,21 @@ func appendRowKey(buf []byte, b arrow.RecordBatch, idx []int, i int) []byte {
 func isNegativeZero(a arrow.Array, i int) bool {
 	c, ok := a.(*array.Float64)
 	return ok && c.Value(i) == 0 && math.Signbit(c.Value(i))
+}
+
+// appendPairPart appends one id of a pair_key to dst, its | and \
+// escaped with \ (ids without them, all the datasets' ids, as they are).
+func appendPairPart(dst []byte, id string) []byte {
+	if !strings.ContainsAny(id, "|\\") {
+		return append(dst, id...)
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] == '|' || id[i] == '\\' {
+			dst = append(dst, '\\')
+		}
+		dst = append(dst, id[i])
+	}
+	return dst
 }
 
 func int64Of(mem memory.Allocator, b arrow.RecordBatch, f func(i int) (int64, bool)) arrow.Array {

@@ -140,6 +140,19 @@ func TestDerive(t *testing.T) {
 			},
 		},
 		{
+			// (a|b, c) and (a, b|c) were both a|b|c.
+			name:    "pair_key escapes | and \\ inside ids",
+			cols:    []string{"x:string", "y:string"},
+			batches: []string{`[{"x":"a|b","y":"c"},{"x":"a","y":"b|c"},{"x":"a\\","y":"|b"}]`},
+			specs:   []config.Derivation{{Name: "pair", Fn: "pair_key", Args: []string{"x", "y"}}},
+			names:   []string{"x", "y", "pair"},
+			want: []string{
+				`{"pair":"a\\|b|c","x":"a|b","y":"c"}`,
+				`{"pair":"a|b\\|c","x":"a","y":"b|c"}`,
+				`{"pair":"a\\\\|\\|b","x":"a\\","y":"|b"}`,
+			},
+		},
+		{
 			name: "n_words with unicode spaces and newlines",
 			cols: []string{"t:string"},
 			batches: []string{`[
