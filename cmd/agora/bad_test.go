@@ -72,11 +72,18 @@ func writeInvalidUTF8Parquet(t *testing.T, path string) {
 	}
 	b := rb.NewRecordBatch()
 	defer b.Release()
+	writeBatchParquet(t, path, b)
+}
+
+// writeBatchParquet writes b to a Parquet file at path with pqarrow's
+// defaults.
+func writeBatchParquet(t *testing.T, path string, b arrow.RecordBatch) {
+	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := pqarrow.NewFileWriter(schema, f, nil, pqarrow.DefaultWriterProps())
+	w, err := pqarrow.NewFileWriter(b.Schema(), f, nil, pqarrow.DefaultWriterProps())
 	if err != nil {
 		t.Fatal(err)
 	}

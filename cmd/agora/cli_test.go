@@ -25,7 +25,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/creack/pty"
 	"github.com/mattn/go-runewidth"
 	"github.com/vbauerster/mpb/v8"
@@ -221,20 +220,7 @@ func TestInspectHeadLayout(t *testing.T) {
 	}
 	defer b.Release()
 	p := filepath.Join(t.TempDir(), "x.parquet")
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := pqarrow.NewFileWriter(schema, f, nil, pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeBatchParquet(t, p, b)
 	code, text, stderr := agora(t, "inspect", p)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
