@@ -455,6 +455,19 @@ func wantType(in *arrow.Schema, c int, ok func(arrow.DataType) bool, want string
 }
 
 func isString(t arrow.DataType) bool { return t.ID() == arrow.STRING }
+
+// isTextual reports whether t's values compare as text (valueString):
+// strings, integers, floats and bools, or a list of them.
+func isTextual(t arrow.DataType) bool {
+	if l, ok := t.(*arrow.ListType); ok {
+		t = l.Elem()
+	}
+	switch t.ID() {
+	case arrow.STRING, arrow.INT64, arrow.INT32, arrow.FLOAT64, arrow.BOOL:
+		return true
+	}
+	return false
+}
 func isStringList(t arrow.DataType) bool {
 	lt, ok := t.(*arrow.ListType)
 	return ok && lt.Elem().ID() == arrow.STRING

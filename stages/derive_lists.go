@@ -128,6 +128,11 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
+		for _, c := range idx {
+			if err := wantType(in, c, isTextual, "a string, number or bool, or a list of them"); err != nil {
+				return nil, err
+			}
+		}
 		set := map[string]bool{}
 		for _, v := range d.Values {
 			set[v] = true
@@ -142,8 +147,14 @@ func init() {
 					if col.IsNull(i) {
 						continue
 					}
-					if _, isL := col.(*array.List); isL {
-						eachString(col, i, func(s string) bool { hit = hit || set[s]; return !hit })
+					if l, isL := col.(*array.List); isL {
+						// Each element as text, as a column of its type
+						// is: a list<int64> of ranks holds -1.
+						s, e := l.ValueOffsets(i)
+						vals := l.ListValues()
+						for j := int(s); j < int(e) && !hit; j++ {
+							hit = vals.IsValid(j) && set[valueString(vals, j)]
+						}
 					} else if set[valueString(col, i)] {
 						hit = true
 					}

@@ -858,3 +858,67 @@ func TestEqualsAcrossTypes(t *testing.T) {
 		`3:{"a":null,"ab":null,"b":6,"bs":null,"s":null}`,
 	})
 }
+
+// TestNumbersAsTextHaveNoExponent: a float compares as text as the same
+// number written as an integer or in a config's values does: 1000000,
+// not Go's 1e+06, and 0.00001, not 1e-05 (equals, any_in and when all
+// missed those).
+func TestNumbersAsTextHaveNoExponent(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "i:int64", "f:float64", "s:string", "_line:int64")
+	d, err := NewDerive(mem, s, []config.Derivation{
+		{Name: "if", Fn: "equals", Args: []string{"i", "f"}},
+		{Name: "fs", Fn: "equals", Args: []string{"f", "s"}},
+		{Name: "in", Fn: "any_in", Args: []string{"f"}, Values: []string{"1000000", "0.00001"}},
+		{Name: "w", Fn: "coalesce", Args: []string{"s"}, When: &config.When{Column: "f", In: []string{"1000000"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	in := tcBatch(t, mem, s, `[{"i":1000000,"f":1000000.0,"s":"1000000","_line":1},{"i":0,"f":0.00001,"s":"0.00001","_line":2},{"i":5,"f":5.5,"s":"5.5","_line":3}]`)
+	defer in.Release()
+	out, err := d.Process(t.Context(), in, &pipeline.Rejects{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	tcEqual(t, "rows", tcRows(out), []string{
+		`1:{"f":1000000,"fs":true,"i":1000000,"if":true,"in":true,"s":"1000000","w":"1000000"}`,
+		`2:{"f":0.00001,"fs":true,"i":0,"if":false,"in":true,"s":"0.00001","w":null}`,
+		`3:{"f":5.5,"fs":true,"i":5,"if":false,"in":false,"s":"5.5","w":null}`,
+	})
+}
+
+// TestAnyInNumberLists: any_in over a list of numbers compares each
+// element as text (it stopped the run with a Go panic on list<int64>), and
+// a column of another shape is an error at build.
+func TestAnyInNumberLists(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "r:list<int64>", "f:list<float64>", "m:map<string,string>", "_line:int64")
+	d, err := NewDerive(mem, s, []config.Derivation{
+		{Name: "mock", Fn: "any_in", Args: []string{"r"}, Values: []string{"-1"}},
+		{Name: "big", Fn: "any_in", Args: []string{"f"}, Values: []string{"1000000"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	in := tcBatch(t, mem, s, `[{"r":[0,-1],"f":[1000000.0],"_line":1},{"r":[0,1],"f":[null,2.5],"_line":2},{"r":null,"f":[],"_line":3}]`)
+	defer in.Release()
+	out, err := d.Process(t.Context(), in, &pipeline.Rejects{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	tcEqual(t, "rows", tcRows(out), []string{
+		`1:{"big":true,"f":[1000000],"m":null,"mock":true,"r":[0,-1]}`,
+		`2:{"big":false,"f":[null,2.5],"m":null,"mock":false,"r":[0,1]}`,
+		`3:{"big":false,"f":[],"m":null,"mock":false,"r":null}`,
+	})
+	if _, err := NewDerive(mem, s, []config.Derivation{{Name: "x", Fn: "any_in", Args: []string{"m"}, Values: []string{"a"}}}); err == nil || !strings.Contains(err.Error(), "column m is map<string,string>, want a string, number or bool, or a list of them") {
+		t.Errorf("any_in over a map: err = %v", err)
+	}
+}

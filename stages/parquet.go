@@ -952,14 +952,23 @@ func floatTexts(mem memory.Allocator, a arrow.Array) (arrow.Array, error) {
 		} else {
 			f = a.(*array.Float64).Value(i)
 		}
-		format := byte('f')
-		if math.Abs(f) >= 1e21 || (f != 0 && math.Abs(f) < 1e-6) {
-			format = 'g'
-		}
-		buf = strconv.AppendFloat(buf[:0], f, format, -1, bits)
+		buf = appendDecimal(buf[:0], f, bits)
 		b.BinaryBuilder.Append(buf)
 	}
 	return b.NewArray(), nil
+}
+
+// appendDecimal appends f (of bits 32 or 64) as the text a number is
+// compared and converted as: digits without an exponent from 1e-6 up to
+// 1e21 (1000000, not Go's 1e+06; 0.00001, not 1e-05), as JavaScript
+// writes them, the shortest representation that reads back, and NaN and
+// ±Inf as words.
+func appendDecimal(dst []byte, f float64, bits int) []byte {
+	format := byte('f')
+	if math.Abs(f) >= 1e21 || (f != 0 && math.Abs(f) < 1e-6) {
+		format = 'g'
+	}
+	return strconv.AppendFloat(dst, f, format, -1, bits)
 }
 
 // isoTimestamps parses ISO 8601 strings into microseconds UTC, cutting

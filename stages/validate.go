@@ -521,7 +521,8 @@ func listLen(a arrow.Array, i int) int {
 	return int(e - s)
 }
 
-// valueString renders a scalar for keys and partition values.
+// valueString renders a scalar for keys, comparisons as text and
+// partition values.
 func valueString(a arrow.Array, i int) string {
 	if a.IsNull(i) {
 		return "\x01null"
@@ -534,7 +535,9 @@ func valueString(a arrow.Array, i int) string {
 	case *array.Int32:
 		return strconv.FormatInt(int64(c.Value(i)), 10)
 	case *array.Float64:
-		return strconv.FormatFloat(c.Value(i), 'g', -1, 64)
+		// 1000000 as an integer column writes it, not 1e+06: equals,
+		// any_in and when compare this text.
+		return string(appendDecimal(nil, c.Value(i), 64))
 	case *array.Boolean:
 		return strconv.FormatBool(c.Value(i))
 	}
