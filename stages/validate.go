@@ -118,6 +118,7 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 			return fmt.Errorf("equal: columns %s (%s) and %s (%s) cannot be compared", r.Equal.Columns[0], config.FormatType(a), r.Equal.Columns[1], config.FormatType(b))
 		}
 		tol := r.Equal.Tolerance
+		integers := isIntegerType(a) && isIntegerType(b)
 		v.rules = append(v.rules, rule{name: "equal", check: func(b arrow.RecordBatch, i int) (string, string) {
 			x, y := b.Column(idx[0]), b.Column(idx[1])
 			if x.IsNull(i) || y.IsNull(i) {
@@ -126,11 +127,26 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 				}
 				return "", ""
 			}
+			if numeric && integers {
+				// Exactly, past 2^53 too, where float64s of two integers
+				// can be equal.
+				p, q := intValue(x, i), intValue(y, i)
+				d := uint64(p) - uint64(q) // |p-q| fits in a uint64
+				if p < q {
+					d = uint64(q) - uint64(p)
+				}
+				if p != q && !(float64(d) <= tol) {
+					return r.Equal.Columns[0], fmt.Sprintf("%s is %d, %s is %d", r.Equal.Columns[0], p, r.Equal.Columns[1], q)
+				}
+				return "", ""
+			}
 			if numeric {
 				var p, q float64
 				eachNumber(x, i, func(f float64) bool { p = f; return true })
 				eachNumber(y, i, func(f float64) bool { q = f; return true })
-				if !(math.Abs(p-q) <= tol) {
+				// Equal infinities (Inf-Inf is NaN) and two NaNs (as
+				// equals, unique and aggregate keys take them) are equal.
+				if p != q && !(math.Abs(p-q) <= tol) && !(math.IsNaN(p) && math.IsNaN(q)) {
 					return r.Equal.Columns[0], fmt.Sprintf("%s is %s, %s is %s", r.Equal.Columns[0], fmtNum(p), r.Equal.Columns[1], fmtNum(q))
 				}
 				return "", ""
@@ -432,6 +448,17 @@ func eachString(a arrow.Array, i int, f func(string) bool) {
 			}
 		}
 	}
+}
+
+// isIntegerType reports whether t is int32 or int64.
+func isIntegerType(t arrow.DataType) bool { return t.ID() == arrow.INT64 || t.ID() == arrow.INT32 }
+
+// intValue is row i of an int32 or int64 array.
+func intValue(a arrow.Array, i int) int64 {
+	if c, ok := a.(*array.Int32); ok {
+		return int64(c.Value(i))
+	}
+	return a.(*array.Int64).Value(i)
 }
 
 // eachNumber is eachString for numbers.

@@ -27,6 +27,18 @@ func TestValidate(t *testing.T) {
 			reasons: []string{"is null", "is null"},
 		},
 		{
+			// Equal infinities and two NaNs are equal (Inf-Inf is NaN, which
+			// failed every tolerance); integers compare exactly past 2^53.
+			name:  "equal: infinities, NaN, integers past 2^53, tolerance",
+			cols:  []string{"a:float64", "b:float64", "i:int64", "j:int64", "_line:int64"},
+			rules: []config.Rule{{Equal: &config.EqualRule{Columns: []string{"a", "b"}, Tolerance: 0.01}}, {Equal: &config.EqualRule{Columns: []string{"i", "j"}}}},
+			batches: []string{`[{"a":"Inf","b":"Inf","i":1,"j":1,"_line":1},{"a":"-Inf","b":"Inf","i":1,"j":1,"_line":2},{"a":"NaN","b":"NaN","i":1,"j":1,"_line":3},` +
+				`{"a":1.0,"b":1.005,"i":9007199254740993,"j":9007199254740992,"_line":4},{"a":1.0,"b":1.005,"i":-9223372036854775808,"j":9223372036854775807,"_line":5},{"a":0.5,"b":0.75,"i":7,"j":7,"_line":6},{"a":"NaN","b":1,"i":7,"j":7,"_line":7}]`},
+			want:    []string{`1:{"a":"+Inf","b":"+Inf","i":1,"j":1}`, `3:{"a":"NaN","b":"NaN","i":1,"j":1}`},
+			rejects: []string{"equal a 2", "equal i 4", "equal i 5", "equal a 6", "equal a 7"},
+			reasons: []string{"a is -Inf, b is +Inf", "i is 9007199254740993, j is 9007199254740992", "i is -9223372036854775808, j is 9223372036854775807", "a is 0.5, b is 0.75", "a is NaN, b is 1"},
+		},
+		{
 			name:    "enum on a string, null passes",
 			cols:    []string{"label:string", "_line:int64"},
 			rules:   []config.Rule{{Enum: &config.EnumRule{Column: "label", Values: []string{"a", "b", "tie"}}}},
