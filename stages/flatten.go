@@ -223,8 +223,12 @@ func NewUnpivot(mem memory.Allocator, in *arrow.Schema, varName, pattern string,
 		if err != nil {
 			return nil, fmt.Errorf("unpivot: keep: %w", err)
 		}
-		if l := colIndex(in, pipeline.LineColumn); l >= 0 && !slices.Contains(keep, pipeline.LineColumn) {
-			idx = append(idx, l)
+		// Where each row came from goes on with it, for its reject or
+		// error to name: the line, and the file of a folder input.
+		for _, c := range []string{pipeline.FileColumn, pipeline.LineColumn} {
+			if l := colIndex(in, c); l >= 0 && !slices.Contains(keep, c) {
+				idx = append(idx, l)
+			}
 		}
 		for _, i := range idx {
 			u.keep = append(u.keep, i)
@@ -361,8 +365,12 @@ func NewExplode(mem memory.Allocator, in *arrow.Schema, columns, as []string, in
 		if err != nil {
 			return nil, fmt.Errorf("explode: keep: %w", err)
 		}
-		if l := colIndex(in, pipeline.LineColumn); l >= 0 && !slices.Contains(keep, pipeline.LineColumn) {
-			idx = append(idx, l)
+		// Where each row came from goes on with it, for its reject or
+		// error to name: the line, and the file of a folder input.
+		for _, c := range []string{pipeline.FileColumn, pipeline.LineColumn} {
+			if l := colIndex(in, c); l >= 0 && !slices.Contains(keep, c) {
+				idx = append(idx, l)
+			}
 		}
 		for _, i := range idx {
 			e.keep = append(e.keep, i)

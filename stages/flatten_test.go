@@ -439,6 +439,19 @@ func TestUnpivot(t *testing.T) {
 			},
 		},
 		{
+			name:    "keep carries a folder input's file and line",
+			cols:    []string{"id:string", "safety_p_n:int64", "_file:string", "_line:int64"},
+			rows:    `[{"id":"a","safety_p_n":4,"_file":"f/g1","_line":7}]`,
+			varName: "dimension",
+			pattern: "{dimension}_{field}",
+			dims:    []string{"safety"},
+			fields:  []string{"p_n"},
+			into:    "aspect",
+			keep:    []string{"id"},
+			names:   []string{"id", "_file", "_line", "aspect", "p_n"},
+			want:    []string{`7:{"aspect":"safety","id":"a","p_n":4}`},
+		},
+		{
 			name:    "keep repeats only the named columns, line carried",
 			cols:    wide,
 			rows:    wideRows,
@@ -700,6 +713,17 @@ func TestExplode(t *testing.T) {
 			index:   "i",
 			names:   []string{"id", "_line", "i", "a", "b"},
 			want:    []string{`2:{"a":"r","b":3,"i":0,"id":"y"}`},
+		},
+		{
+			// A folder input's rows carry their file too; keep dropped it,
+			// and rejects after the step named the folder.
+			name:    "keep carries the file and line",
+			cols:    []string{"id:string", "a:list<string>", "_file:string", "_line:int64"},
+			rows:    `[{"id":"x","a":["p","q"],"_file":"f/g1","_line":3}]`,
+			columns: []string{"a"},
+			keep:    []string{"id"},
+			names:   []string{"id", "_file", "_line", "a"},
+			want:    []string{`3:{"a":"p","id":"x"}`, `3:{"a":"q","id":"x"}`},
 		},
 		{
 			name:    "as renames the element columns",
