@@ -99,6 +99,8 @@ func TestLoadBad(t *testing.T) {
 				`column_mistakes.bad.yaml:24: datasets.e.inputs.csv.format: invalid value: must be jsonl, tsv or parquet, got "csv"`,
 				`column_mistakes.bad.yaml:23: datasets.e.inputs.chats.columns[0].type: invalid value: a TSV column is string, int64, float64, bool or timestamp, not date`,
 				`column_mistakes.bad.yaml:22: datasets.e.inputs.abs.path: invalid value: "/data/d/in.jsonl": input paths are relative to the data root`,
+				`column_mistakes.bad.yaml:25: datasets.e.inputs.globs.skip[0]: invalid value: "[abc" is not a file-name glob: syntax error in pattern`,
+				`column_mistakes.bad.yaml:25: datasets.e.inputs.globs.skip[1]: invalid value: "sub/*.py" names a folder`,
 			},
 			// An unknown format is said once, not again as TSV-only keys.
 			not: []string{"apply to tsv inputs only"},

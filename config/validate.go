@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
+	"path"
 	"slices"
 	"strings"
 
@@ -248,6 +249,15 @@ func (c *Config) validateInput(p string, in *Input, add addFunc) {
 	}
 	if known && in.Format != "parquet" && in.ExtraColumns != "" {
 		add(p+".extra_columns", ErrInvalid, "extra_columns applies to parquet inputs only")
+	}
+	for i, g := range in.Skip {
+		// Matched against a file's name in the folder: a bad pattern or
+		// one with a folder in it never matches, without a word.
+		if _, err := path.Match(g, ""); err != nil {
+			add(fmt.Sprintf("%s.skip[%d]", p, i), ErrInvalid, "%q is not a file-name glob: %v", g, err)
+		} else if strings.Contains(g, "/") {
+			add(fmt.Sprintf("%s.skip[%d]", p, i), ErrInvalid, "%q names a folder: skip matches the names of the files in the input's folder", g)
+		}
 	}
 	if known && in.Format != "tsv" && (in.FileColumn != "" || in.Skip != nil) {
 		add(p+".format", ErrInvalid, "file_column and skip apply to tsv inputs only")

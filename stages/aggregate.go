@@ -830,12 +830,28 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 						return
 					}
 					eachNumber(col, i, func(f float64) bool {
+						first := !any[g]
 						any[g] = true
+						// NaN is the largest number, as in DuckDB and
+						// PostgreSQL (and the sort above): min passes it
+						// over unless every value is NaN, max takes it.
 						switch c.Fn {
 						case "min":
-							acc[g] = math.Min(acc[g], f)
+							switch {
+							case first || math.IsNaN(acc[g]):
+								if first || !math.IsNaN(f) {
+									acc[g] = f
+								}
+							case !math.IsNaN(f):
+								acc[g] = math.Min(acc[g], f) // -0 before 0
+							}
 						case "max":
-							acc[g] = math.Max(acc[g], f)
+							switch {
+							case first || math.IsNaN(f):
+								acc[g] = f
+							case !math.IsNaN(acc[g]):
+								acc[g] = math.Max(acc[g], f)
+							}
 						default:
 							acc[g] += f
 						}
@@ -1040,9 +1056,10 @@ func cmpRows(a arrow.RecordBatch, i int, b arrow.RecordBatch, j int, keys []int)
 			var u, v float64
 			eachNumber(x, i, func(f float64) bool { u = f; return true })
 			eachNumber(y, j, func(f float64) bool { v = f; return true })
-			// A total order: NaN first, equal to itself; lessRow would
+			// A total order: NaN last, equal to itself, as DuckDB and
+			// PostgreSQL take NaN for the largest number; lessRow would
 			// otherwise order rows differently from one sort to the next.
-			if c := cmp.Compare(u, v); c != 0 {
+			if c := compareNaNLast(u, v); c != 0 {
 				return c
 			}
 			continue
@@ -1052,6 +1069,20 @@ func cmpRows(a arrow.RecordBatch, i int, b arrow.RecordBatch, j int, keys []int)
 		}
 	}
 	return 0
+}
+
+// compareNaNLast is cmp.Compare with NaN after every other number and
+// equal to itself.
+func compareNaNLast(u, v float64) int {
+	switch un, vn := math.IsNaN(u), math.IsNaN(v); {
+	case un && vn:
+		return 0
+	case un:
+		return 1
+	case vn:
+		return -1
+	}
+	return cmp.Compare(u, v)
 }
 
 func isMap(t arrow.DataType) bool { _, ok := t.(*arrow.MapType); return ok }

@@ -407,7 +407,7 @@ func TestAggregateSortedTotalOrder(t *testing.T) {
 			defer b.Release()
 			b.AppendValues([]float64{3, math.NaN(), 1, 0, math.Copysign(0, -1), 2, math.NaN()}, nil)
 			return b.NewArray()
-		}, []string{"2", "4", "3", "6", "1"}}, // 0 and -0.0 (lines 4 and 5) one group
+		}, []string{"4", "3", "6", "1", "2"}}, // 0 and -0.0 (lines 4 and 5) one group; NaN last, as in DuckDB
 		{"int64 past 2^53", func(mem memory.Allocator) arrow.Array {
 			b := array.NewInt64Builder(mem)
 			defer b.Release()
@@ -861,4 +861,24 @@ func TestAggregateNamesInputColumns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAggregateMinMaxNaN: NaN is the largest number, as in DuckDB and
+// PostgreSQL: min passes it over unless every value is NaN, max takes it
+// (math.Min and math.Max made both NaN).
+func TestAggregateMinMaxNaN(t *testing.T) {
+	s := tcSchema(t, "g:string", "f:float64", "_line:int64")
+	cfg := config.Aggregate{By: []string{"g"}, Columns: []config.AggColumn{
+		{Name: "lo", Fn: "min", Args: []string{"f"}},
+		{Name: "hi", Fn: "max", Args: []string{"f"}},
+	}}
+	atBudgets(t, "nan", func(t *testing.T, mem memory.Allocator) {
+		tcEqual(t, "rows", aggRun(t, mem, s, &cfg,
+			`[{"g":"a","f":1,"_line":1},{"g":"a","f":"NaN","_line":2},{"g":"a","f":2,"_line":3},{"g":"n","f":"NaN","_line":4},{"g":"z","f":0,"_line":5},{"g":"z","f":-0.0,"_line":6},{"g":"i","f":"-Inf","_line":7},{"g":"i","f":"NaN","_line":8}]`), []string{
+			`1:{"g":"a","hi":"NaN","lo":1}`,
+			`4:{"g":"n","hi":"NaN","lo":"NaN"}`,
+			`5:{"g":"z","hi":0,"lo":-0}`,
+			`7:{"g":"i","hi":"NaN","lo":"-Inf"}`,
+		})
+	})
 }

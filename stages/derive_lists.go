@@ -106,7 +106,9 @@ func init() {
 		}
 		pos := map[string]int64{}
 		for i, v := range d.Values {
-			pos[v] = int64(i + 1)
+			if _, ok := pos[v]; !ok { // a name listed twice: its first place
+				pos[v] = int64(i + 1)
+			}
 		}
 		if len(pos) == 0 {
 			return nil, fmt.Errorf("values must list the names in order")

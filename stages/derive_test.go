@@ -922,3 +922,25 @@ func TestAnyInNumberLists(t *testing.T) {
 		t.Errorf("any_in over a map: err = %v", err)
 	}
 }
+
+// TestEnumIndex: the 1-based place of the value in values, its first
+// place when it is listed twice (the last won); null for a value not
+// listed and for null.
+func TestEnumIndex(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "v:string", "_line:int64")
+	d, err := NewDerive(mem, s, []config.Derivation{{Name: "i", Fn: "enum_index", Args: []string{"v"}, Values: []string{"A", "B", "A", "C"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	in := tcBatch(t, mem, s, `[{"v":"A","_line":1},{"v":"B","_line":2},{"v":"C","_line":3},{"v":"MOCK","_line":4},{"v":null,"_line":5}]`)
+	defer in.Release()
+	out, err := d.Process(t.Context(), in, &pipeline.Rejects{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	tcEqual(t, "rows", tcRows(out), []string{`1:{"i":1,"v":"A"}`, `2:{"i":2,"v":"B"}`, `3:{"i":4,"v":"C"}`, `4:{"i":null,"v":"MOCK"}`, `5:{"i":null,"v":null}`})
+}
