@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path"
 	"path/filepath"
 	"regexp"
-	"path"
 	"slices"
 	"strings"
 
