@@ -640,16 +640,18 @@ func validStrings(s *array.String) error {
 	if s.Len() == 0 {
 		return nil
 	}
+	// The offsets count from the start of the values buffer; ValueBytes
+	// starts at the array's first string (a slice's too).
 	offs := s.ValueOffsets()
 	data := s.ValueBytes()
-	base := int(offs[0])
-	whole := utf8.Valid(data[base:offs[len(offs)-1]])
+	base := offs[0]
+	whole := utf8.Valid(data)
 	if whole {
 		// Valid as a whole, each string is valid when each starts on a
 		// character: a continuation byte there means a character split
 		// between two strings.
 		for _, o := range offs[1 : len(offs)-1] {
-			if int(o) < len(data) && data[o]&0xC0 == 0x80 {
+			if o -= base; int(o) < len(data) && data[o]&0xC0 == 0x80 {
 				whole = false
 				break
 			}

@@ -1063,7 +1063,23 @@ func TestValidText(t *testing.T) {
 			}
 		})
 	}
-	// A slice: the rows are the slice's.
+	// A sliced string array: its bytes are the slice's (the check read
+	// the bytes of the strings before it instead).
+	whole := strs("aaaa", "bbbb", "cccc", "dd\xff", "eeee")
+	defer whole.Release()
+	for _, c := range []struct {
+		lo, hi int64
+		row    int
+	}{{3, 5, 0}, {2, 4, 1}, {0, 3, -1}, {4, 5, -1}} {
+		sl := array.NewSlice(whole, c.lo, c.hi)
+		err := validText(sl)
+		sl.Release()
+		var re *rowError
+		if c.row < 0 && err != nil || c.row >= 0 && (!errors.As(err, &re) || re.row != c.row) {
+			t.Errorf("strings [%d, %d): err = %v, want row %d", c.lo, c.hi, err, c.row)
+		}
+	}
+	// A slice of lists: the rows are the slice's.
 	a := lists([]string{"\xff"}, []string{"a"}, []string{"b", "\xfe"})
 	defer a.Release()
 	sl := array.NewSlice(a, 1, 3)
