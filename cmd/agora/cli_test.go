@@ -1002,4 +1002,17 @@ func TestFetchAsksWhetherAFileChanged(t *testing.T) {
 			t.Errorf("%s: %q, %v; want %q", p, b, err, want)
 		}
 	}
+	// The records stay out of the input folders.
+	if entries, _ := os.ReadDir(filepath.Join(dir, "demo")); len(entries) != 2 {
+		t.Errorf("demo/ holds %d entries, want a.jsonl and corpus", len(entries))
+	}
+	// A file changed by hand since it was fetched is not what the
+	// server's validators name: kept, and said so.
+	os.WriteFile(filepath.Join(dir, "demo", "a.jsonl"), []byte(`{"x":3}`+"\n"), 0o644)
+	fetch("demo/a.jsonl is in place, changed since it was fetched")
+	os.WriteFile(filepath.Join(dir, "demo", "a.jsonl"), []byte(`{"x":2}`+"\n"), 0o644)
+	// A server that cannot be asked: the copies in place are kept, and
+	// fetch succeeds (an outage upstream used to stop a nightly run).
+	ts.Close()
+	fetch("demo/corpus is in place; whether it changed upstream is not known")
 }

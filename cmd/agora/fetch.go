@@ -67,8 +67,9 @@ regular files below extract: are written, never outside --data.
 A file already in place is not downloaded again (its checksum is verified
 when one is published); --force downloads it anyway. A file with no
 published checksum whose server gave an ETag or Last-Modified (kept in
-.NAME.agora-fetch.json beside it) is asked after with a conditional GET
-and downloaded again when it changed upstream.
+DATA/.agora-fetch/) is asked after with a conditional GET and downloaded
+again when it changed upstream; a server that cannot be asked keeps it,
+with a warning.
 
 --base-url (or AGORA_FETCH_BASE_URL) replaces the scheme and host of every
 URL, for a mirror or a test server.`,
@@ -191,9 +192,7 @@ func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (str
 		if done && !pinned {
 			// No checksum pins the file: ask the server whether it changed.
 			var why string
-			if changed, why, err = upstreamChange(ctx, opts, u, f, dest); err != nil {
-				return "", err
-			}
+			changed, why = upstreamChange(ctx, opts, u, f, dest)
 			if changed == "" {
 				if why != "" {
 					return why, nil
@@ -260,7 +259,7 @@ func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (str
 		if err := os.Rename(part, dest); err != nil {
 			return "", err
 		}
-		keepRecord(dest, rec, pinned)
+		keepRecord(opts.Data, f.To, dest, rec, pinned)
 		opts.Log.Info("fetched", "url", u, "path", dest, "bytes", n, "resumed", resumed)
 		return fmt.Sprintf("%s %s (%s) from %s; %s", how, f.To, humanBytes(n), u, check), nil
 	}
@@ -269,7 +268,7 @@ func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (str
 		return "", fmt.Errorf("%s: %w", u, err)
 	}
 	os.Remove(part)
-	keepRecord(dest, rec, pinned)
+	keepRecord(opts.Data, f.To, dest, rec, pinned)
 	opts.Log.Info("fetched", "url", u, "path", dest, "bytes", n, "files", files, "resumed", resumed)
 	return fmt.Sprintf("%s %s (%s, %d files extracted) from %s; %s", how, f.To, humanBytes(n), files, u, check), nil
 }
@@ -422,58 +421,72 @@ func wholeFile(p, to string) (format string, err error) {
 	return "", nil
 }
 
-// fetchRecord is what fetch keeps beside a file it downloaded with no
-// published checksum (.NAME.agora-fetch.json, NAME being the file or the
-// extracted folder): its URL and the server's validators, so that the
-// next fetch asks the server whether the file changed (a release that
-// moves, like a repository's HEAD archive) instead of taking the copy in
-// place for current.
+// fetchRecord is what fetch keeps of a file it downloaded with no
+// published checksum (in DATA/.agora-fetch/TO.json, outside every input
+// folder): its URL, the server's validators, and the size and time of the
+// file it wrote, so that the next fetch asks the server whether the file
+// changed (a release that moves, like a repository's HEAD archive)
+// instead of taking the copy in place for current.
 type fetchRecord struct {
 	URL          string `json:"url"`
 	ETag         string `json:"etag,omitempty"`
 	LastModified string `json:"last_modified,omitempty"`
+	// Size and ModTime are the file's as written (a folder's are not
+	// kept): a file changed since is not the one the validators name.
+	Size    int64 `json:"size,omitempty"`
+	ModTime int64 `json:"mod_time_ns,omitempty"`
 }
 
-// recordPath is where fetch keeps dest's fetchRecord.
-func recordPath(dest string) string {
-	return filepath.Join(filepath.Dir(dest), "."+filepath.Base(dest)+".agora-fetch.json")
+// recordPath is where fetch keeps the fetchRecord of the file fetched to
+// to (a path under data).
+func recordPath(data, to string) string {
+	return filepath.Join(data, ".agora-fetch", filepath.FromSlash(to)+".json")
 }
 
 // keepRecord writes dest's fetchRecord when the file is not pinned by a
 // checksum and the server gave a validator, and removes a stale one
 // otherwise. A record that cannot be written only means the next fetch
 // keeps the file in place without asking, as before records.
-func keepRecord(dest string, rec fetchRecord, pinned bool) {
-	p := recordPath(dest)
+func keepRecord(data, to, dest string, rec fetchRecord, pinned bool) {
+	p := recordPath(data, to)
 	if pinned || rec.ETag == "" && rec.LastModified == "" {
 		os.Remove(p)
 		return
 	}
-	if b, err := json.MarshalIndent(rec, "", "  "); err == nil {
+	if fi, err := os.Stat(dest); err == nil && fi.Mode().IsRegular() {
+		rec.Size, rec.ModTime = fi.Size(), fi.ModTime().UnixNano()
+	}
+	if b, err := json.MarshalIndent(rec, "", "  "); err == nil && os.MkdirAll(filepath.Dir(p), 0o755) == nil {
 		os.WriteFile(p, append(b, '\n'), 0o644)
 	}
 }
 
 // upstreamChange asks the server whether the file dest was fetched from
 // has changed since (a conditional GET with the validators of its
-// fetchRecord) and says why it is to be fetched again, or "" to keep it,
-// with words for the message of a file kept. Without a record (a file put
-// there by hand, or a server that gave no validator) the file is kept.
-func upstreamChange(ctx context.Context, opts fetchOptions, u string, f *config.FetchFile, dest string) (changed, kept string, err error) {
-	b, err := os.ReadFile(recordPath(dest))
+// fetchRecord). It says why the file is to be fetched again, or "" to
+// keep it, with the message for a file kept ("" for fetch's usual one).
+// Without a record (a file put there by hand, or a server that gave no
+// validator), or with a file changed since it was fetched, the file is
+// kept. A server that cannot be asked keeps it too, with a warning: an
+// outage upstream is no reason to stop a nightly run on the copy in hand.
+func upstreamChange(ctx context.Context, opts fetchOptions, u string, f *config.FetchFile, dest string) (changed, kept string) {
+	b, err := os.ReadFile(recordPath(opts.Data, f.To))
 	if err != nil {
-		return "", "", nil
+		return "", ""
 	}
 	var rec fetchRecord
 	if json.Unmarshal(b, &rec) != nil || rec.ETag == "" && rec.LastModified == "" {
-		return "", "", nil
+		return "", ""
 	}
 	if rec.URL != f.URL {
-		return "its URL in pipeline.yaml changed", "", nil
+		return "its URL in pipeline.yaml changed", ""
+	}
+	if fi, err := os.Stat(dest); err == nil && fi.Mode().IsRegular() && rec.Size != 0 && (fi.Size() != rec.Size || fi.ModTime().UnixNano() != rec.ModTime) {
+		return "", fmt.Sprintf("%s is in place, changed since it was fetched (no checksum is published); --force downloads it again", f.To)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return "", "", err
+		return "", ""
 	}
 	if rec.ETag != "" {
 		req.Header.Set("If-None-Match", rec.ETag)
@@ -481,18 +494,25 @@ func upstreamChange(ctx context.Context, opts fetchOptions, u string, f *config.
 	if rec.LastModified != "" {
 		req.Header.Set("If-Modified-Since", rec.LastModified)
 	}
+	cannot := func(why string) (string, string) {
+		opts.Log.Warn("could not ask whether a file changed upstream; the copy in place is kept", "url", u, "path", dest, "error", why)
+		return "", fmt.Sprintf("%s is in place; whether it changed upstream is not known (GET %s: %s), so it is kept", f.To, u, why)
+	}
 	resp, err := opts.Client.Do(req)
 	if err != nil {
-		return "", "", fmt.Errorf("GET %s (has it changed?): %w; the copy in place is kept", u, err)
+		if ctx.Err() != nil {
+			return "", "" // interrupted: fetchAll stops at the next file
+		}
+		return cannot(err.Error())
 	}
 	resp.Body.Close() // the body, if any, is fetched again into NAME.part
 	switch resp.StatusCode {
 	case http.StatusNotModified:
-		return "", fmt.Sprintf("%s is in place, and the server says it has not changed since it was fetched (no checksum is published); --force downloads it again", f.To), nil
+		return "", fmt.Sprintf("%s is in place, and the server says it has not changed since it was fetched (no checksum is published); --force downloads it again", f.To)
 	case http.StatusOK:
-		return "changed upstream", "", nil
+		return "changed upstream", ""
 	}
-	return "", "", fmt.Errorf("GET %s (has it changed?): %s; the copy in place is kept", u, resp.Status)
+	return cannot(resp.Status)
 }
 
 // parseContentRange parses "bytes START-END/SIZE" (SIZE may be *).
