@@ -39,12 +39,22 @@ var escU = []byte(`\u`)
 // surrogate that is not half of a valid pair: no character, which
 // fastjson keeps as the escape's text or turns into U+FFFD.
 func inlineEscapes(dst, ln []byte) (out []byte, lone bool) {
+	out, lone, _ = inlineEscapesChecked(dst, ln)
+	return out, lone
+}
+
+// inlineEscapesChecked is inlineEscapes that also returns where the first
+// escape JSON does not have starts in ln (see badEscape), or -1: the walk
+// over the escapes is the same, and a line with many (every non-ASCII
+// character escaped) is not walked twice.
+func inlineEscapesChecked(dst, ln []byte) (out []byte, lone bool, bad int) {
 	s := ln
 	in := false // inside a string
+	bad = -1
 	for {
 		j := bytes.IndexByte(s, '\\')
 		if j < 0 {
-			return append(dst, s...), lone
+			return append(dst, s...), lone, bad
 		}
 		// No backslash before j, so every quote before it opens or closes
 		// a string. Escapes come in runs (every non-ASCII character of a
@@ -68,10 +78,29 @@ func inlineEscapes(dst, ln []byte) (out []byte, lone bool) {
 			s = s[1:]
 			continue
 		}
+		if bad < 0 && !validEscape(s) {
+			bad = len(ln) - len(s)
+		}
 		var l bool
 		dst, s, l = inlineEscape(dst, s)
 		lone = lone || l
 	}
+}
+
+// validEscape reports whether the escape at the start of s (a backslash)
+// is one JSON has.
+func validEscape(s []byte) bool {
+	if len(s) < 2 {
+		return false
+	}
+	switch s[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return true
+	case 'u':
+		_, ok := hex4(s[2:])
+		return ok
+	}
+	return false
 }
 
 // quote is a JSON string's delimiter.
@@ -135,36 +164,37 @@ func hex4(s []byte) (rune, bool) {
 	return rune(a)<<12 | rune(b)<<8 | rune(c)<<4 | rune(d), true
 }
 
-// badEscape returns an error for the first escape in a string of ln that
-// JSON does not have: a backslash before anything but " \ / b f n r t,
-// or a \u without four hex digits. fastjson keeps such an escape as text
-// (`"a\qb"` reads as a, backslash, q, b) where Python's json, DuckDB and
-// pyarrow refuse the line. Backslashes outside strings are fastjson's to
-// refuse.
+// badEscape returns an error for the first escape in ln, a line that
+// parsed as JSON, that JSON does not have: a backslash before anything
+// but " \ / b f n r t, or a \u without four hex digits. fastjson keeps
+// such an escape as text (`"a\qb"` reads as a, backslash, q, b) where
+// Python's json, DuckDB and pyarrow refuse the line. In a line that
+// parsed, a backslash is inside a string (fastjson refuses one anywhere
+// else), so the scan jumps from backslash to backslash.
 func badEscape(ln []byte) error {
-	in := false
-	for i := 0; i < len(ln); i++ {
-		switch c := ln[i]; {
-		case c == '"':
-			in = !in
-		case c == '\\' && in:
-			if i+1 >= len(ln) {
-				return fmt.Errorf("a backslash ends the line at byte %d", i+1)
-			}
-			switch e := ln[i+1]; e {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if _, ok := hex4(ln[i+2:]); !ok {
-					return fmt.Errorf("invalid escape %s at byte %d: \\u wants four hex digits", shownEscape(ln[i:min(i+6, len(ln))]), i+1)
-				}
-			default:
-				_, size := utf8.DecodeRune(ln[i+1:])
-				return fmt.Errorf("invalid escape %s at byte %d", shownEscape(ln[i:i+1+size]), i+1)
-			}
-			i++
+	for i := 0; ; {
+		j := bytes.IndexByte(ln[i:], '\\')
+		if j < 0 {
+			return nil
 		}
+		i += j
+		if !validEscape(ln[i:]) {
+			return escapeError(ln, i)
+		}
+		i += 2 // the escaped character is not an escape of its own
 	}
-	return nil
+}
+
+// escapeError describes the escape JSON does not have at ln[i:].
+func escapeError(ln []byte, i int) error {
+	switch {
+	case i+1 >= len(ln):
+		return fmt.Errorf("a backslash ends the line at byte %d", i+1)
+	case ln[i+1] == 'u':
+		return fmt.Errorf("invalid escape %s at byte %d: \\u wants four hex digits", shownEscape(ln[i:min(i+6, len(ln))]), i+1)
+	}
+	_, size := utf8.DecodeRune(ln[i+1:])
+	return fmt.Errorf("invalid escape %s at byte %d", shownEscape(ln[i:i+1+size]), i+1)
 }
 
 // shownEscape is an escape's bytes as an error shows them: as they are

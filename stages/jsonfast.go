@@ -422,15 +422,19 @@ func appendEscape(dst, e []byte) []byte {
 }
 
 // member returns the token of the value of the member of object token t
-// named name, -1 when there is none, or dupMember when there are several
-// (which the general path rejects).
-func (st *fastLine) member(t int32, name string) int32 {
+// named name, -1 when there is none, or, when all is set, dupMember when
+// there are several (which the general path rejects). Without all it
+// returns the first, for a row whose check has ruled duplicates out.
+func (st *fastLine) member(t int32, name string, all bool) int32 {
 	o := st.toks[t]
 	k := t + 1
 	found := int32(-1)
 	for range o.n {
 		kt := st.toks[k]
 		if string(st.line[kt.lo:kt.hi]) == name {
+			if !all {
+				return k + 1
+			}
 			if found >= 0 {
 				return dupMember
 			}
@@ -489,7 +493,7 @@ func (st *fastLine) check(t int32, ft *fastType) bool {
 			return false
 		}
 		for i, name := range ft.names {
-			m := st.member(t, name)
+			m := st.member(t, name, true)
 			if m == dupMember || !st.check(m, ft.fields[i]) {
 				return false
 			}
@@ -542,7 +546,7 @@ func (st *fastLine) append(b array.Builder, t int32, ft *fastType) {
 		sb := b.(*array.StructBuilder)
 		sb.Append(true)
 		for i, name := range ft.names {
-			st.append(sb.FieldBuilder(i), st.member(t, name), ft.fields[i])
+			st.append(sb.FieldBuilder(i), st.member(t, name, false), ft.fields[i])
 		}
 	}
 }

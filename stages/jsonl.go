@@ -490,9 +490,11 @@ func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Reje
 		}
 		src := ln
 		lone := false // a string holds half a surrogate pair
+		badAt := -1   // where an escape JSON does not have starts
+		checked := false
 		if bytes.Contains(ln, escU) {
-			esc, lone = inlineEscapes(esc[:0], ln)
-			src = esc
+			esc, lone, badAt = inlineEscapesChecked(esc[:0], ln)
+			src, checked = esc, true
 		}
 		v, err := p.ParseBytes(src)
 		if err != nil && len(src) != len(ln) {
@@ -510,7 +512,11 @@ func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Reje
 		if err == nil && v.Type() != fastjson.TypeObject {
 			err = fmt.Errorf("want a JSON object, got %s", v.Type())
 		}
-		if err == nil && bytes.IndexByte(ln, '\\') >= 0 {
+		switch {
+		case err != nil:
+		case badAt >= 0:
+			err = escapeError(ln, badAt)
+		case !checked && bytes.IndexByte(ln, '\\') >= 0:
 			err = badEscape(ln)
 		}
 		if err != nil {
