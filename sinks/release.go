@@ -185,8 +185,8 @@ func (r *Release) Publish() error {
 var ErrNotRelease = errors.New("not an agora release, so agora will not replace it")
 
 // replaceable returns ErrNotRelease, wrapped with what to do, unless
-// target is absent, empty, or a release (it holds _SUCCESS or a
-// manifest.json, as every release agora published does). Whatever else
+// target is absent, empty, or a release (it holds _SUCCESS, or a
+// manifest.json agora wrote, as every release agora published does). Whatever else
 // is there (the inputs, when --out names the data folder; a user's own
 // files) is not agora's to remove.
 func replaceable(fs FS, target string) error {
@@ -200,15 +200,27 @@ func replaceable(fs FS, target string) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%s is a file, %w: move it, or choose another --out", target, ErrNotRelease)
 	}
-	for _, marker := range []string{"_SUCCESS", "manifest.json"} {
-		if _, err := fs.Stat(filepath.Join(target, marker)); err == nil {
+	if _, err := fs.Stat(filepath.Join(target, "_SUCCESS")); err == nil {
+		return nil
+	}
+	// A release whose _SUCCESS is gone still has agora's manifest; a
+	// manifest.json of another's (a dataset's own) is not agora's.
+	if b, err := os.ReadFile(filepath.Join(target, "manifest.json")); err == nil {
+		var m struct {
+			Agora string `json:"agora_version"`
+		}
+		if json.Unmarshal(b, &m) == nil && m.Agora != "" {
 			return nil
 		}
 	}
-	if entries, err := os.ReadDir(target); err == nil && len(entries) == 0 {
+	entries, err := os.ReadDir(target)
+	if err != nil {
+		return fmt.Errorf("%s: %w; agora replaces a release only once it sees it is one", target, err)
+	}
+	if len(entries) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s holds files but no _SUCCESS or manifest.json: it is %w; move it aside, or choose another --out (is --out the data folder?)", target, ErrNotRelease)
+	return fmt.Errorf("%s holds files but no _SUCCESS or agora manifest.json: it is %w; move it aside, or choose another --out (is --out the data folder?)", target, ErrNotRelease)
 }
 
 // ErrLeftover is returned by Publish when the new release is in place

@@ -309,8 +309,12 @@ func TestReleaseReplacesOnlyReleases(t *testing.T) {
 		{"a release", func(p string) { os.MkdirAll(p, 0o755); os.WriteFile(filepath.Join(p, "_SUCCESS"), nil, 0o644) }, true},
 		{"a release without _SUCCESS", func(p string) {
 			os.MkdirAll(p, 0o755)
-			os.WriteFile(filepath.Join(p, "manifest.json"), []byte("{}"), 0o644)
+			os.WriteFile(filepath.Join(p, "manifest.json"), []byte(`{"dataset": "ds", "agora_version": "0.1.0"}`), 0o644)
 		}, true},
+		{"a dataset's own manifest.json", func(p string) {
+			os.MkdirAll(p, 0o755)
+			os.WriteFile(filepath.Join(p, "manifest.json"), []byte(`{"files": ["a.jsonl"]}`), 0o644)
+		}, false},
 		{"input files", func(p string) {
 			os.MkdirAll(p, 0o755)
 			os.WriteFile(filepath.Join(p, "ratings.jsonl.gz"), []byte("data"), 0o644)

@@ -694,7 +694,7 @@ func TestRunKeepsWhatIsNotARelease(t *testing.T) {
 		t.Fatal(before, err)
 	}
 	code, stdout, stderr := agora(t, "run", "--config", "../../pipeline.yaml", "--data", data, "--out", data, "--only", "crowdrag25", "--quiet")
-	if code != 1 || !strings.Contains(stderr, filepath.Join(data, "crowdrag25")+" holds files but no _SUCCESS or manifest.json") || !strings.Contains(stderr, "is --out the data folder?") {
+	if code != 1 || !strings.Contains(stderr, filepath.Join(data, "crowdrag25")+" holds files but no _SUCCESS or agora manifest.json") || !strings.Contains(stderr, "is --out the data folder?") {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}
 	after, err := os.ReadDir(filepath.Join(data, "crowdrag25"))
