@@ -549,7 +549,7 @@ func TestJSONLinesNotesColumnsNeverValued(t *testing.T) {
 }
 
 // TestJSONLinesNumberGrammar: a number JSON does not allow (01, .5, 1.,
-// +1, 1e) rejects its row, as Python's json, DuckDB and pyarrow refuse
+// +1, 1e, and the words nan, -inf, INF, -NaN) rejects its row, as Python's json, DuckDB and pyarrow refuse
 // it; fastjson took them and agora read a guess. The words Python writes
 // (NaN, Infinity, -Infinity) and exponents (1e2 as an integer) are read:
 // Infinity stopped the run as invalid JSON (fastjson reads Inf only),
@@ -557,7 +557,7 @@ func TestJSONLinesNotesColumnsNeverValued(t *testing.T) {
 func TestJSONLinesNumberGrammar(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	lines := []string{`{"i":01}`, `{"f":.5}`, `{"f":1.}`, `{"i":+1}`, `{"f":1e}`, `{"f":-0.5e-3,"i":1e2}`, `{"f":-Infinity,"i":-0}`, `{"f":NaN,"i":10}`, `{"f":01.5}`, `{"f":Infinity,"s":"Infinity \" Infinity"}`}
+	lines := []string{`{"i":01}`, `{"f":.5}`, `{"f":1.}`, `{"i":+1}`, `{"f":1e}`, `{"f":-0.5e-3,"i":1e2}`, `{"f":-Infinity,"i":-0}`, `{"f":NaN,"i":10}`, `{"f":01.5}`, `{"f":Infinity,"s":"Infinity \" Infinity"}`, `{"f":nan}`, `{"f":-inf}`, `{"f":INF}`, `{"f":-NaN}`}
 	p := writeFile(t, "data.jsonl", []byte(strings.Join(lines, "\n")+"\n"), false)
 	s := &JSONLines{Path: p, Name: "data.jsonl", Columns: []JSONColumn{{Name: "i", Type: mustType(t, "int64")}, {Name: "f", Type: mustType(t, "float64")}, {Name: "s", Type: mustType(t, "string")}}, BatchRows: 4, Mem: mem}
 	rows, rejects, err := decodeAll(t, s)
@@ -572,7 +572,7 @@ func TestJSONLinesNumberGrammar(t *testing.T) {
 	for _, r := range rejects {
 		got = append(got, r.Rule+":"+itoa(r.Line))
 	}
-	if strings.Join(got, ",") != "type:1,type:2,type:3,type:4,type:5,type:9" {
-		t.Errorf("rejects %v, want lines 1 to 5 and 9", got)
+	if strings.Join(got, ",") != "type:1,type:2,type:3,type:4,type:5,type:9,type:11,type:12,type:13,type:14" {
+		t.Errorf("rejects %v, want lines 1 to 5, 9 and 11 to 14", got)
 	}
 }

@@ -398,21 +398,23 @@ func intOf(v *fastjson.Value) (int64, error) {
 }
 
 // jsonNumber reports whether s is a number as JSON writes one (RFC 8259:
-// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?) or a word (NaN,
-// Infinity, -Infinity, as Python's json writes them; the parsers judge
-// words). fastjson and fastfloat also take 01, .5, 1. and +1, which
+// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?) or one of the words
+// Python's json writes: NaN, Infinity and -Infinity (which reach here as
+// Inf and -Inf, the words fastjson reads; see pythonInfinity). fastjson
+// and fastfloat also take 01, .5, 1., +1, nan, inf, INF and -NaN, which
 // Python's json, DuckDB and pyarrow refuse: a row holding one is
 // rejected, not read as a guess.
 func jsonNumber(s string) bool {
+	switch s {
+	case "NaN", "Inf", "-Inf":
+		return true
+	}
 	i := 0
 	if i < len(s) && s[i] == '-' {
 		i++
 	}
 	if i >= len(s) {
 		return false
-	}
-	if c := s[i] | 0x20; c >= 'a' && c <= 'z' {
-		return true
 	}
 	digits := func() bool {
 		start := i
