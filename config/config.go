@@ -183,22 +183,36 @@ type Input struct {
 	// promised (times of day, durations, intervals) is left out with a
 	// note: declare it to read it.
 	ExtraColumns string `yaml:"extra_columns"`
-	// Compression is gzip, none, or auto (by the .gz suffix).
+	// Compression (jsonl, tsv) is gzip, none, or auto (by the .gz
+	// suffix: of the input's path, and for a tsv folder of each file's
+	// name).
 	Compression string `yaml:"compression"`
-	// MaxLineBytes is the longest line accepted.
+	// MaxLineBytes (jsonl, tsv) is the longest line accepted.
 	MaxLineBytes int64 `yaml:"max_line_bytes"`
-	// MaxBytes caps the decompressed size read from the file.
+	// MaxBytes (jsonl, tsv) caps the decompressed size read from a file.
 	MaxBytes int64 `yaml:"max_bytes"`
-	// OnBadLine is fail (stop with file:line) or reject (send the line to
-	// _rejects and go on).
+	// OnBadLine (jsonl) is fail (stop with file:line) or reject (send the
+	// line to _rejects and go on). A tsv line of the wrong field count is
+	// always rejected (rule fields).
 	OnBadLine string `yaml:"on_bad_line"`
-	// UnknownKeys is ignore or reject: what to do with a key the columns
-	// do not declare.
+	// UnknownKeys (jsonl) is ignore or reject: what to do with a key the
+	// columns do not declare.
 	UnknownKeys string `yaml:"unknown_keys"`
 	// Columns are the fields to read, in output order. A name may contain
 	// {var} placeholders that expand over a dataset var.
 	Columns []Column `yaml:"columns"`
+
+	// set lists the keys pipeline.yaml gives (before defaults), for the
+	// keys of one format given to another.
+	set []string
+	// autoGzip says compression was auto (given or by default), which a
+	// tsv folder judges file by file.
+	autoGzip bool
 }
+
+// AutoCompression reports whether the input's compression is auto: for a
+// tsv folder, each file whose name ends in .gz is read through gzip.
+func (in *Input) AutoCompression() bool { return in.autoGzip }
 
 // Column declares one input column.
 type Column struct {
@@ -215,8 +229,9 @@ type Column struct {
 	// repeated value to that value, a value to a list of one); a value
 	// that does not convert stops the run, naming its row.
 	Type string `yaml:"type"`
-	// Aliases are other keys accepted for the same column (the first
-	// present wins), for releases that renamed a field.
+	// Aliases (jsonl) are other keys accepted for the same column (the
+	// first present wins), for releases that renamed a field. A tsv or
+	// parquet column is found by its name; a rename step renames.
 	Aliases []string `yaml:"aliases"`
 	// Description documents the column for the dataset card.
 	Description string `yaml:"description"`

@@ -101,6 +101,12 @@ func TestLoadBad(t *testing.T) {
 				`column_mistakes.bad.yaml:22: datasets.e.inputs.abs.path: invalid value: "/data/d/in.jsonl": input paths are relative to the data root`,
 				`column_mistakes.bad.yaml:25: datasets.e.inputs.globs.skip[0]: invalid value: "[abc" is not a file-name glob: syntax error in pattern`,
 				`column_mistakes.bad.yaml:25: datasets.e.inputs.globs.skip[1]: invalid value: "sub/*.py" names a folder`,
+				`column_mistakes.bad.yaml:26: datasets.e.inputs.pq.compression: invalid value: compression applies to jsonl and tsv inputs only; a Parquet file has no lines, and its own codecs`,
+				`column_mistakes.bad.yaml:26: datasets.e.inputs.pq.max_bytes: invalid value: max_bytes applies to jsonl and tsv inputs only`,
+				`column_mistakes.bad.yaml:26: datasets.e.inputs.pq.on_bad_line: invalid value: on_bad_line applies to jsonl inputs only`,
+				`column_mistakes.bad.yaml:26: datasets.e.inputs.pq.columns[0].aliases: invalid value: aliases apply to jsonl inputs only: a parquet column is found by its name`,
+				`column_mistakes.bad.yaml:27: datasets.e.inputs.tsvkeys.on_bad_line: invalid value: on_bad_line applies to jsonl inputs only; a tsv line of the wrong field count is always rejected (rule fields)`,
+				`column_mistakes.bad.yaml:27: datasets.e.inputs.tsvkeys.unknown_keys: invalid value: unknown_keys applies to jsonl inputs only`,
 			},
 			// An unknown format is said once, not again as TSV-only keys.
 			not: []string{"apply to tsv inputs only"},

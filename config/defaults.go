@@ -96,6 +96,7 @@ func (c *Config) applyDefaults() {
 				in.Compression = "auto"
 			}
 			if in.Compression == "auto" {
+				in.autoGzip = true
 				in.Compression = "none"
 				if strings.HasSuffix(in.Path, ".gz") {
 					in.Compression = "gzip"

@@ -200,6 +200,11 @@ func (c *Config) recordOrder() {
 		c.order = append(c.order, id)
 		dn := mapValue(ds, id)
 		d.inputOrder = mapKeys(mapValue(dn, "inputs"))
+		for _, iid := range d.inputOrder {
+			if in := d.Inputs[iid]; in != nil {
+				in.set = mapKeys(mapValue(mapValue(dn, "inputs"), iid))
+			}
+		}
 		d.tableOrder = mapKeys(mapValue(dn, "tables"))
 		tn := mapValue(dn, "tables")
 		for _, name := range d.tableOrder {

@@ -262,6 +262,35 @@ func (c *Config) validateInput(p string, in *Input, add addFunc) {
 	if known && in.Format != "tsv" && (in.FileColumn != "" || in.Skip != nil) {
 		add(p+".format", ErrInvalid, "file_column and skip apply to tsv inputs only")
 	}
+	// A key of another format is read by no decoder: said, not passed over.
+	if known {
+		for _, kf := range []struct {
+			key     string
+			formats []string
+		}{
+			{"compression", []string{"jsonl", "tsv"}}, {"max_line_bytes", []string{"jsonl", "tsv"}}, {"max_bytes", []string{"jsonl", "tsv"}},
+			{"on_bad_line", []string{"jsonl"}}, {"unknown_keys", []string{"jsonl"}},
+		} {
+			key, formats := kf.key, kf.formats
+			if slices.Contains(in.set, key) && !slices.Contains(formats, in.Format) {
+				why := ""
+				switch {
+				case key == "on_bad_line" && in.Format == "tsv":
+					why = "; a tsv line of the wrong field count is always rejected (rule fields)"
+				case in.Format == "parquet" && key != "unknown_keys":
+					why = "; a Parquet file has no lines, and its own codecs"
+				case key == "unknown_keys" && in.Format == "parquet":
+					why = "; see extra_columns"
+				}
+				add(p+"."+key, ErrInvalid, "%s applies to %s inputs only%s", key, strings.Join(formats, " and "), why)
+			}
+		}
+		for i, col := range in.Columns {
+			if len(col.Aliases) > 0 && in.Format != "jsonl" {
+				add(fmt.Sprintf("%s.columns[%d].aliases", p, i), ErrInvalid, "aliases apply to jsonl inputs only: a %s column is found by its name", in.Format)
+			}
+		}
+	}
 	if in.Compression != "gzip" && in.Compression != "none" {
 		add(p+".compression", ErrInvalid, "must be gzip, none or auto, got %q", in.Compression)
 	}

@@ -174,6 +174,7 @@ func NewSource(cfg *config.Config, in *config.Input, dataRoot string, mem memory
 		}
 		return &TSVFolder{
 			Path: path, Name: in.Path, Columns: cols, FileColumn: in.FileColumn, Skip: in.Skip,
+			Gzip: in.Compression == "gzip", GzipBySuffix: in.AutoCompression(),
 			BatchRows: cfg.BatchRows, BatchBytes: cfg.BatchBytes, MaxLineBytes: in.MaxLineBytes, MaxBytes: in.MaxBytes, Mem: mem,
 		}, path, nil
 	}

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -21,6 +22,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/agora-etl/agora/config"
 	"github.com/agora-etl/agora/pipeline"
@@ -54,6 +56,9 @@ type TSVFolder struct {
 	FileColumn string
 	// Skip lists file-name globs that are not data (e.g. "*.py").
 	Skip []string
+	// Gzip says every file is gzip-compressed; GzipBySuffix says each
+	// file whose name ends in .gz is (compression: auto).
+	Gzip, GzipBySuffix bool
 	// BatchRows is the most lines per chunk.
 	BatchRows int
 	// BatchBytes ends a chunk early once it holds this many bytes of
@@ -361,6 +366,17 @@ func (s *TSVFolder) readFile(ctx context.Context, p, base string, layout **tsvLa
 				s.mu.Unlock()
 			}
 		}()
+	}
+	if s.Gzip || s.GzipBySuffix && strings.HasSuffix(base, ".gz") {
+		zr, err := gzip.NewReader(bufio.NewReaderSize(r, bufSize))
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil // a zero-byte .gz holds no lines
+			}
+			return &DecodeError{File: name, Err: fmt.Errorf("%w: not a gzip file, or a damaged one (%v)", ErrCorrupt, err)}
+		}
+		defer zr.Close()
+		r, bufSize = zr, 1<<20
 	}
 	lim := &limitReader{r: r, left: s.MaxBytes}
 	var hdr *tsvHeader

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/agora-etl/agora/pipeline"
 )
@@ -399,5 +401,34 @@ func TestTSVByteOrderMark(t *testing.T) {
 	s = &TSVFolder{Path: blank, Name: "chats", Mem: mem, BatchRows: 1, Columns: []TSVColumn{{Name: "id", Type: arrow.BinaryTypes.String}, {Name: "text", Type: arrow.BinaryTypes.String}}}
 	if rows, _, err := decodeTSV(t, s); err == nil || !strings.Contains(err.Error(), "chats/g:1: bad header") {
 		t.Errorf("a blank line before the header: rows %v, err %v", rows, err)
+	}
+}
+
+// TestTSVGzip: with compression auto, a folder's files whose names end in
+// .gz are read through gzip and the others as they are; with gzip, every
+// file; the sums are of the files as stored. A .tsv.gz read as text
+// stopped with "bad header: not UTF-8".
+func TestTSVGzip(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte("id\n1\n"))
+	zw.Close()
+	os.WriteFile(filepath.Join(dir, "g1.tsv.gz"), gz.Bytes(), 0o644)
+	os.WriteFile(filepath.Join(dir, "g2.tsv"), []byte("id\n2\n"), 0o644)
+	cols := []TSVColumn{{Name: "id", Type: arrow.BinaryTypes.String}}
+	auto := &TSVFolder{Path: dir, Name: "chats", Mem: mem, BatchRows: 10, Columns: cols, GzipBySuffix: true}
+	rows, _, err := decodeTSV(t, auto)
+	if err != nil || strings.Join(rows, " ") != `g1.tsv.gz:2 {"id":"1"} g2.tsv:2 {"id":"2"}` {
+		t.Errorf("auto: rows %v, err %v", rows, err)
+	}
+	if got := auto.FileSums(); len(got) != 2 || got[0].SHA256 != sha256.Sum256(gz.Bytes()) || got[0].Bytes != int64(gz.Len()) {
+		t.Errorf("the sum of the .gz is not of its stored bytes: %+v", got)
+	}
+	all := &TSVFolder{Path: dir, Name: "chats", Mem: mem, BatchRows: 10, Columns: cols, Gzip: true}
+	if _, _, err := decodeTSV(t, all); err == nil || !strings.Contains(err.Error(), "chats/g2.tsv") || !strings.Contains(err.Error(), "not a gzip file") {
+		t.Errorf("gzip on a plain file: err = %v", err)
 	}
 }
