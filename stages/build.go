@@ -3,6 +3,7 @@ package stages
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -91,6 +92,17 @@ func BuildTable(cfg *config.Config, dataset, table, dataRoot string, mem memory.
 		if err := checkWriterColumns(cfg, tp, schema, t); err != nil {
 			return nil, err
 		}
+	}
+	// A description of a column the table does not write (a typo, a
+	// column renamed since) would be left out of the card without a word.
+	var undescribed []error
+	for _, name := range slices.Sorted(maps.Keys(t.Columns)) {
+		if colIndex(schema, name) < 0 || strings.HasPrefix(name, "_") {
+			undescribed = append(undescribed, cfg.At(fmt.Sprintf("%s.columns.%s", tp, name), fmt.Errorf("%w %q to describe (have %s)", ErrNoColumn, name, columnList(schema))))
+		}
+	}
+	if len(undescribed) > 0 {
+		return nil, errors.Join(undescribed...)
 	}
 	if len(t.PartitionBy) > 0 {
 		pc, err := NewPartitionCheck(mem, schema, t.PartitionBy)

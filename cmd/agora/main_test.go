@@ -218,6 +218,8 @@ func TestCommandErrors(t *testing.T) {
 	os.WriteFile(dictTypo, bytes.Replace(src, []byte("dictionary: [references_ids, references_texts]"), []byte("dictionary: [references_ids, reference_texts]"), 1), 0o644)
 	sharedTypo := filepath.Join(dir, "shared.yaml")
 	os.WriteFile(sharedTypo, bytes.Replace(src, []byte("shared_pages: [references_ids, references_texts]"), []byte("shared_pages: [references_ids, references]"), 1), 0o644)
+	descTypo := filepath.Join(dir, "desc.yaml")
+	os.WriteFile(descTypo, bytes.Replace(src, []byte("          query_id: Topic id of the pair."), []byte("          quey_id: Topic id of the pair."), 1), 0o644)
 	partStats := filepath.Join(dir, "stats.yaml")
 	os.WriteFile(partStats, bytes.Replace(src, []byte("writer: {no_statistics: [text]}"), []byte("writer: {no_statistics: [text, style]}"), 1), 0o644)
 	// A key n_words does not read, on the derive item's own line (not its step's).
@@ -248,6 +250,8 @@ func TestCommandErrors(t *testing.T) {
 			[]string{"dict.yaml:", "writer.dictionary[1]", `"reference_texts"`, "references_texts"}},
 		{"writer.shared_pages names a column the table does not write", []string{"check", "--config", sharedTypo, "--data", "../../testdata"}, 2,
 			[]string{"shared.yaml:", "writer.shared_pages[1]", `"references"`, "references_texts"}},
+		{"a table's columns describes a column it does not write", []string{"check", "--config", descTypo, "--data", "../../testdata"}, 2,
+			[]string{"desc.yaml:201:", `columns.quey_id: no column "quey_id" to describe`}},
 		{"writer.no_statistics names a partition column", []string{"check", "--config", partStats, "--data", "../../testdata"}, 2,
 			[]string{"stats.yaml:", "writer.no_statistics[1]", `"style" is a partition column`}},
 		{"missing input names the path and the data root", []string{"run", "--config", "../../pipeline.yaml", "--data", dir, "--out", dir}, 1,
