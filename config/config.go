@@ -25,9 +25,10 @@ type Config struct {
 	// input bytes of a line-based input (JSON Lines, TSV), Arrow bytes of
 	// a Parquet input. It keeps the batches in flight small where rows are
 	// long (CrowdRAG-25's responses carry 29 KB of source texts a line),
-	// without making short rows' batches small too.
+	// without making short rows' batches small too. At least 4096.
 	BatchBytes int `yaml:"batch_bytes"`
-	// ChannelDepth is the capacity of the channels between stages.
+	// ChannelDepth is the capacity of the channels between stages (0 or
+	// unset: the default).
 	// Memory in flight is bounded by about
 	// (stages × (ChannelDepth + Workers) + MaxInFlight) batches, each at
 	// most BatchRows rows and about BatchBytes bytes.
@@ -233,7 +234,9 @@ type Column struct {
 	// first present wins), for releases that renamed a field. A tsv or
 	// parquet column is found by its name; a rename step renames.
 	Aliases []string `yaml:"aliases"`
-	// Description documents the column for the dataset card.
+	// Description documents the input column in pipeline.yaml; the
+	// dataset card and datapackage.json take a table's columns'
+	// descriptions from the table's columns.
 	Description string `yaml:"description"`
 	// Optional (Parquet inputs) lets the file lack the column: it is read
 	// as nulls and the run's summary notes it. For release files whose

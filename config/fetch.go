@@ -62,11 +62,14 @@ func (c *Config) validateFetch(p string, files []*FetchFile, add addFunc) {
 			// archive would empty before extracting.
 			add(fp+".to", ErrInvalid, "must be a relative path of a file or folder under the data root, got %q", f.To)
 		}
+		// Published in either case (a GCS ETag, a release page's text):
+		// compared as the lower-case hex fetch computes.
+		f.SHA256, f.MD5 = strings.ToLower(f.SHA256), strings.ToLower(f.MD5)
 		if f.SHA256 != "" && (len(f.SHA256) != 64 || !hexRE.MatchString(f.SHA256)) {
-			add(fp+".sha256", ErrInvalid, "must be 64 lower-case hex digits, got %q", f.SHA256)
+			add(fp+".sha256", ErrInvalid, "must be 64 hex digits, got %q", f.SHA256)
 		}
 		if f.MD5 != "" && (len(f.MD5) != 32 || !hexRE.MatchString(f.MD5)) {
-			add(fp+".md5", ErrInvalid, "must be 32 lower-case hex digits, got %q", f.MD5)
+			add(fp+".md5", ErrInvalid, "must be 32 hex digits, got %q", f.MD5)
 		}
 		switch f.Archive {
 		case "", "tar.gz", "zip":

@@ -424,6 +424,8 @@ func TestFetch(t *testing.T) {
 	}{
 		{"full download, sha256 verified", fmt.Sprintf("      - {url: https://example.org/rel/a.jsonl, to: demo/a.jsonl, sha256: %s}", sha(data)), 0, 0,
 			[]string{"downloaded demo/a.jsonl", "sha256 verified", ts.URL + "/rel/a.jsonl"}, map[string]string{"demo/a.jsonl": sha(data), "demo/a.jsonl.part": ""}, 0},
+		{"sha256 published in upper case", fmt.Sprintf("      - {url: https://example.org/rel/a.jsonl, to: demo/a.jsonl, sha256: %s}", strings.ToUpper(sha(data))), 0, 0,
+			[]string{"downloaded demo/a.jsonl", "sha256 verified"}, map[string]string{"demo/a.jsonl": sha(data)}, 0},
 		{"resume from a partial file", fmt.Sprintf("      - {url: https://example.org/rel/a.jsonl, to: demo/a.jsonl, sha256: %s}", sha(data)), 12345, 0,
 			[]string{"resumed demo/a.jsonl"}, map[string]string{"demo/a.jsonl": sha(data)}, 1},
 		{"no checksum published", "      - {url: https://example.org/rel/a.jsonl, to: demo/a.jsonl}", 0, 0,
