@@ -103,7 +103,8 @@ type Writer struct {
 	// Dictionary pages never fall back to plain (the fallback makes
 	// arrow-go's output non-deterministic), so list only columns whose
 	// values repeat within a row group: long texts repeated row after row
-	// are where it pays.
+	// are where it pays. Not float columns: Spark's dictionary filter
+	// skips a row group of -0.0 when asked for 0.0.
 	Dictionary []string `yaml:"dictionary"`
 	// NoStatistics lists columns written without min/max statistics (for
 	// a list column, its values). Statistics of long free texts cost CPU
