@@ -740,12 +740,17 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 		return nil
 	}
 	fn := aggFn{spec: c}
+	if len(c.Exclude) > 0 && c.Fn != "union" {
+		return fn, fmt.Errorf("exclude applies to union only, not %s", c.Fn)
+	}
 	switch c.Fn {
 	case "count", "count_non_null":
 		if c.Fn == "count_non_null" {
 			if err := one(); err != nil {
 				return fn, err
 			}
+		} else if len(args) > 0 {
+			return fn, fmt.Errorf("count counts rows and takes no args (count_non_null counts a column's values), got %d", len(args))
 		}
 		fn.typ = arrow.PrimitiveTypes.Int64
 		fn.newAcc = func() accumulator {

@@ -882,3 +882,32 @@ func TestAggregateMinMaxNaN(t *testing.T) {
 		})
 	})
 }
+
+// TestAggregateBuildErrors: keys a function does not read are errors, as
+// derive's are (count took args and exclude went unread).
+func TestAggregateBuildErrors(t *testing.T) {
+	s := tcSchema(t, "g:string", "v:string", "n:int64", "_line:int64")
+	tests := []struct {
+		name string
+		col  config.AggColumn
+		err  string
+	}{
+		{"count with args", config.AggColumn{Name: "c", Fn: "count", Args: []string{"v"}}, "count counts rows and takes no args"},
+		{"exclude on sum", config.AggColumn{Name: "s", Fn: "sum", Args: []string{"n"}, Exclude: []string{"x"}}, "exclude applies to union only, not sum"},
+		{"exclude on count", config.AggColumn{Name: "c", Fn: "count", Exclude: []string{"x"}}, "exclude applies to union only, not count"},
+		{"sum of a string", config.AggColumn{Name: "s", Fn: "sum", Args: []string{"v"}}, "sum needs a number"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			a, err := NewAggregate(mem, s, &config.Aggregate{By: []string{"g"}, Columns: []config.AggColumn{tt.col}})
+			if a != nil {
+				a.Close()
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("err = %v, want %q", err, tt.err)
+			}
+		})
+	}
+}

@@ -380,6 +380,12 @@ func NewExplode(mem memory.Allocator, in *arrow.Schema, columns, as []string, in
 	if index != "" {
 		fields = append(fields, arrow.Field{Name: index, Type: arrow.PrimitiveTypes.Int64})
 	}
+	if prefix != "" && !slices.ContainsFunc(lists, func(c int) bool {
+		_, ok := in.Field(c).Type.(*arrow.ListType).Elem().(*arrow.StructType)
+		return ok
+	}) {
+		return nil, fmt.Errorf("explode: prefix names the columns of a list of structs' fields, and %s holds no structs; use as to name an element column", strings.Join(columns, ", "))
+	}
 	for i, c := range lists {
 		elem := in.Field(c).Type.(*arrow.ListType).ElemField()
 		if st, ok := elem.Type.(*arrow.StructType); ok {

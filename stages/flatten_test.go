@@ -847,6 +847,7 @@ func TestExplodeErrors(t *testing.T) {
 		{name: "as clashes with a kept column", columns: []string{"a"}, as: []string{"n"}, err: []string{`two columns named "n"`}},
 		{name: "index clashes with a kept column", columns: []string{"a"}, index: "id", err: []string{`two columns named "id"`}},
 		{name: "index clashes with an element column", columns: []string{"a"}, index: "a", keep: []string{"id"}, err: []string{`two columns named "a"`}},
+		{name: "prefix on a list that holds no structs", columns: []string{"a"}, prefix: "p_", keep: []string{"id"}, err: []string{"explode: prefix names the columns of a list of structs' fields, and a holds no structs"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
