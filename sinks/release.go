@@ -186,9 +186,9 @@ var ErrNotRelease = errors.New("not an agora release, so agora will not replace 
 
 // replaceable returns ErrNotRelease, wrapped with what to do, unless
 // target is absent, empty, or a release (it holds _SUCCESS, or a
-// manifest.json agora wrote, as every release agora published does). Whatever else
-// is there (the inputs, when --out names the data folder; a user's own
-// files) is not agora's to remove.
+// manifest.json agora wrote, as every release agora published does).
+// Whatever else is there (the inputs, when --out names the data folder;
+// a user's own files) is not agora's to remove.
 func replaceable(fs FS, target string) error {
 	fi, err := fs.Stat(target)
 	if errors.Is(err, os.ErrNotExist) {
