@@ -218,6 +218,8 @@ func TestCommandErrors(t *testing.T) {
 	os.WriteFile(dictTypo, bytes.Replace(src, []byte("dictionary: [references_ids, references_texts]"), []byte("dictionary: [references_ids, reference_texts]"), 1), 0o644)
 	sharedTypo := filepath.Join(dir, "shared.yaml")
 	os.WriteFile(sharedTypo, bytes.Replace(src, []byte("shared_pages: [references_ids, references_texts]"), []byte("shared_pages: [references_ids, references]"), 1), 0o644)
+	topDict := filepath.Join(dir, "topdict.yaml")
+	os.WriteFile(topDict, bytes.Replace(src, []byte("writer:\n  compression: zstd\n"), []byte("writer:\n  compression: zstd\n  dictionary: [text, nope]\n"), 1), 0o644)
 	descTypo := filepath.Join(dir, "desc.yaml")
 	os.WriteFile(descTypo, bytes.Replace(src, []byte("          query_id: Topic id of the pair."), []byte("          quey_id: Topic id of the pair."), 1), 0o644)
 	partStats := filepath.Join(dir, "stats.yaml")
@@ -250,6 +252,8 @@ func TestCommandErrors(t *testing.T) {
 			[]string{"dict.yaml:", "writer.dictionary[1]", `"reference_texts"`, "references_texts"}},
 		{"writer.shared_pages names a column the table does not write", []string{"check", "--config", sharedTypo, "--data", "../../testdata"}, 2,
 			[]string{"shared.yaml:", "writer.shared_pages[1]", `"references"`, "references_texts"}},
+		{"the top writer names a column no table writes", []string{"check", "--config", topDict, "--data", "../../testdata"}, 2,
+			[]string{"topdict.yaml:", `writer.dictionary[1]: no table writes a column "nope"`}},
 		{"a table's columns describes a column it does not write", []string{"check", "--config", descTypo, "--data", "../../testdata"}, 2,
 			[]string{"desc.yaml:201:", `columns.quey_id: no column "quey_id" to describe`}},
 		{"writer.no_statistics names a partition column", []string{"check", "--config", partStats, "--data", "../../testdata"}, 2,

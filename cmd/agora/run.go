@@ -207,6 +207,7 @@ func runAll(ctx context.Context, cfg *config.Config, opts runOptions, report fun
 		over      []string
 		failed    []error
 		published []string
+		columns   = map[string]bool{} // of the tables checked, for the top writer lists
 	)
 	for _, id := range ids {
 		if ctx.Err() != nil {
@@ -225,6 +226,13 @@ func runAll(ctx context.Context, cfg *config.Config, opts runOptions, report fun
 		}
 		if res.Target != "" && !res.Skipped {
 			published = append(published, id)
+		}
+		for _, t := range res.Tables {
+			for _, c := range t.Schema {
+				if !c.Partition {
+					columns[c.Name] = true
+				}
+			}
 		}
 		report(res)
 		// An unchanged release is judged as when it was made: a scheduler
@@ -249,10 +257,37 @@ func runAll(ctx context.Context, cfg *config.Config, opts runOptions, report fun
 	if len(failed) > 0 {
 		return errors.Join(failed...)
 	}
+	if opts.DryRun && opts.Only == nil {
+		// Every table checked: a column the top-level writer lists that no
+		// table writes is a typo (a table's own lists are checked as it is
+		// built).
+		if err := topWriterColumns(cfg, columns); err != nil {
+			return err
+		}
+	}
 	if len(over) > 0 {
 		return &rejectsExceeded{over}
 	}
 	return nil
+}
+
+// topWriterColumns reports each column the top-level writer.dictionary,
+// no_statistics or shared_pages names that is in none of columns (every
+// table's, partition columns left out): a list that applies to the tables
+// that have the column applies to none.
+func topWriterColumns(cfg *config.Config, columns map[string]bool) error {
+	var errs []error
+	for _, l := range []struct {
+		key  string
+		cols []string
+	}{{"dictionary", cfg.Writer.Dictionary}, {"no_statistics", cfg.Writer.NoStatistics}, {"shared_pages", cfg.Writer.SharedPages}} {
+		for i, c := range l.cols {
+			if !columns[c] {
+				errs = append(errs, cfg.At(fmt.Sprintf("writer.%s[%d]", l.key, i), fmt.Errorf("no table writes a column %q (a partition column is a folder, not a column of the files)", c)))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // interrupted is the error of a run stopped by a signal: the datasets
