@@ -810,25 +810,13 @@ func TestLineIndex(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := NewDerive(mem, s, []config.Derivation{tt.d})
 			if tt.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.err) {
+				if _, err := NewDerive(mem, s, []config.Derivation{tt.d}); err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err = %v, want %q", err, tt.err)
 				}
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer d.Close()
-			in := tcBatch(t, mem, s, `[{"g":"a","_line":2},{"g":"a","_line":3},{"g":"a","_line":5}]`)
-			defer in.Release()
-			out, err := d.Process(t.Context(), in, &pipeline.Rejects{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer out.Release()
-			tcEqual(t, "rows", tcRows(out), tt.want)
+			tcEqual(t, "rows", deriveRows(t, mem, s, []config.Derivation{tt.d}, `[{"g":"a","_line":2},{"g":"a","_line":3},{"g":"a","_line":5}]`), tt.want)
 		})
 	}
 }
@@ -867,24 +855,13 @@ func TestNumbersAsTextHaveNoExponent(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	s := tcSchema(t, "i:int64", "f:float64", "s:string", "_line:int64")
-	d, err := NewDerive(mem, s, []config.Derivation{
+	specs := []config.Derivation{
 		{Name: "if", Fn: "equals", Args: []string{"i", "f"}},
 		{Name: "fs", Fn: "equals", Args: []string{"f", "s"}},
 		{Name: "in", Fn: "any_in", Args: []string{"f"}, Values: []string{"1000000", "0.00001"}},
 		{Name: "w", Fn: "coalesce", Args: []string{"s"}, When: &config.When{Column: "f", In: []string{"1000000"}}},
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
-	defer d.Close()
-	in := tcBatch(t, mem, s, `[{"i":1000000,"f":1000000.0,"s":"1000000","_line":1},{"i":0,"f":0.00001,"s":"0.00001","_line":2},{"i":5,"f":5.5,"s":"5.5","_line":3}]`)
-	defer in.Release()
-	out, err := d.Process(t.Context(), in, &pipeline.Rejects{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Release()
-	tcEqual(t, "rows", tcRows(out), []string{
+	tcEqual(t, "rows", deriveRows(t, mem, s, specs, `[{"i":1000000,"f":1000000.0,"s":"1000000","_line":1},{"i":0,"f":0.00001,"s":"0.00001","_line":2},{"i":5,"f":5.5,"s":"5.5","_line":3}]`), []string{
 		`1:{"f":1000000,"fs":true,"i":1000000,"if":true,"in":true,"s":"1000000","w":"1000000"}`,
 		`2:{"f":0.00001,"fs":true,"i":0,"if":false,"in":true,"s":"0.00001","w":null}`,
 		`3:{"f":5.5,"fs":true,"i":5,"if":false,"in":false,"s":"5.5","w":null}`,
@@ -898,22 +875,11 @@ func TestAnyInNumberLists(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	s := tcSchema(t, "r:list<int64>", "f:list<float64>", "m:map<string,string>", "_line:int64")
-	d, err := NewDerive(mem, s, []config.Derivation{
+	specs := []config.Derivation{
 		{Name: "mock", Fn: "any_in", Args: []string{"r"}, Values: []string{"-1"}},
 		{Name: "big", Fn: "any_in", Args: []string{"f"}, Values: []string{"1000000"}},
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
-	defer d.Close()
-	in := tcBatch(t, mem, s, `[{"r":[0,-1],"f":[1000000.0],"_line":1},{"r":[0,1],"f":[null,2.5],"_line":2},{"r":null,"f":[],"_line":3}]`)
-	defer in.Release()
-	out, err := d.Process(t.Context(), in, &pipeline.Rejects{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Release()
-	tcEqual(t, "rows", tcRows(out), []string{
+	tcEqual(t, "rows", deriveRows(t, mem, s, specs, `[{"r":[0,-1],"f":[1000000.0],"_line":1},{"r":[0,1],"f":[null,2.5],"_line":2},{"r":null,"f":[],"_line":3}]`), []string{
 		`1:{"big":true,"f":[1000000],"m":null,"mock":true,"r":[0,-1]}`,
 		`2:{"big":false,"f":[null,2.5],"m":null,"mock":false,"r":[0,1]}`,
 		`3:{"big":false,"f":[],"m":null,"mock":false,"r":null}`,
@@ -930,17 +896,26 @@ func TestEnumIndex(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	s := tcSchema(t, "v:string", "_line:int64")
-	d, err := NewDerive(mem, s, []config.Derivation{{Name: "i", Fn: "enum_index", Args: []string{"v"}, Values: []string{"A", "B", "A", "C"}}})
+	specs := []config.Derivation{{Name: "i", Fn: "enum_index", Args: []string{"v"}, Values: []string{"A", "B", "A", "C"}}}
+	tcEqual(t, "rows", deriveRows(t, mem, s, specs, `[{"v":"A","_line":1},{"v":"B","_line":2},{"v":"C","_line":3},{"v":"MOCK","_line":4},{"v":null,"_line":5}]`),
+		[]string{`1:{"i":1,"v":"A"}`, `2:{"i":2,"v":"B"}`, `3:{"i":4,"v":"C"}`, `4:{"i":null,"v":"MOCK"}`, `5:{"i":null,"v":null}`})
+}
+
+// deriveRows runs specs over one batch of rows (JSON) and returns the
+// rows out, as tcRows gives them.
+func deriveRows(t *testing.T, mem memory.Allocator, s *arrow.Schema, specs []config.Derivation, rows string) []string {
+	t.Helper()
+	d, err := NewDerive(mem, s, specs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	in := tcBatch(t, mem, s, `[{"v":"A","_line":1},{"v":"B","_line":2},{"v":"C","_line":3},{"v":"MOCK","_line":4},{"v":null,"_line":5}]`)
+	in := tcBatch(t, mem, s, rows)
 	defer in.Release()
 	out, err := d.Process(t.Context(), in, &pipeline.Rejects{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer out.Release()
-	tcEqual(t, "rows", tcRows(out), []string{`1:{"i":1,"v":"A"}`, `2:{"i":2,"v":"B"}`, `3:{"i":4,"v":"C"}`, `4:{"i":null,"v":"MOCK"}`, `5:{"i":null,"v":null}`})
+	return tcRows(out)
 }
