@@ -770,3 +770,28 @@ func TestRerunMendsACutRelease(t *testing.T) {
 		t.Error("votes not written again")
 	}
 }
+
+// TestNullPartitionIsNoted: rows with a null partition value go to Hive's
+// null folder, which pyarrow and pandas cannot read with the others; the
+// run says so, with the rule that would reject them, where it said nothing.
+func TestNullPartitionIsNoted(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "in.jsonl"), []byte(`{"id":"1","k":"a"}`+"\n"+`{"id":"2","k":null}`+"\n"+`{"id":"3"}`+"\n"), 0o644)
+	cfg := filepath.Join(dir, "pipeline.yaml")
+	os.WriteFile(cfg, []byte(`version: 1
+datasets:
+  d:
+    inputs:
+      in: {path: in.jsonl, format: jsonl, columns: [{name: id, type: string}, {name: k, type: string}]}
+    tables:
+      t: {input: in, partition_by: [k]}
+      u: {input: in}
+`), 0o644)
+	code, stdout, stderr := agora(t, "run", "--config", cfg, "--data", dir, "--out", filepath.Join(dir, "out"), "--quiet")
+	if code != 0 || !strings.Contains(stdout, "t: 2 rows have a null partition value (k), written to a __HIVE_DEFAULT_PARTITION__ folder") || !strings.Contains(stdout, "required: [k]") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	if strings.Count(stdout, "null partition value") != 1 {
+		t.Errorf("the note is not for t alone:\n%s", stdout)
+	}
+}

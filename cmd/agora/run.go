@@ -678,8 +678,26 @@ func runTableLabelled(ctx context.Context, cfg *config.Config, id, name string, 
 			return nil, fmt.Errorf("table %s/%s: %w", id, name, err)
 		}
 		res.Files = files
+		if n := nullPartitionRows(files, t.PartitionBy); n > 0 {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s: %d rows have a null partition value (%s), written to a %s folder, which pyarrow and pandas cannot read together with the other partitions (\"differing dictionaries\"); validate required: [%s] rejects such rows instead", name, n, strings.Join(t.PartitionBy, ", "), sinks.HiveNull, strings.Join(t.PartitionBy, ", ")))
+		}
 	}
 	return res, nil
+}
+
+// nullPartitionRows counts the rows of files in a partition with a null
+// value (Hive's default partition), rejects' files left out.
+func nullPartitionRows(files []sinks.FileInfo, partitionBy []string) int64 {
+	var n int64
+	for _, f := range files {
+		for _, c := range partitionBy {
+			if v, ok := f.Partition[c]; ok && v == nil {
+				n += f.Rows
+				break
+			}
+		}
+	}
+	return n
 }
 
 // rejectTally is the sink of a dry run (check): it writes nothing, and
