@@ -98,7 +98,17 @@ type JSONLines struct {
 	// out), for Notes.
 	valued []atomic.Bool
 	rows   atomic.Int64
+	// early marks the timestamp columns some value is read in, and late
+	// those with a value outside 1970-01-01 to 1973-03-03 (epoch
+	// milliseconds below 1e11): a column of none but such values was most
+	// likely written in epoch seconds.
+	early, late []atomic.Bool
 }
+
+// secondsTill is 1e11 epoch milliseconds (1973-03-03) in microseconds:
+// epoch seconds of any date up to the year 5138 read as milliseconds
+// land before it.
+const secondsTill = int64(1e11) * 1000
 
 // Notes reports the declared columns null in every row read from the
 // file (lines rejected as they are read not counted): null or left out
@@ -110,20 +120,27 @@ func (s *JSONLines) Notes() []string {
 	if n == 0 {
 		return nil
 	}
-	var never []string
+	var never, seconds []string
 	for i := range s.valued {
 		if !s.valued[i].Load() {
 			never = append(never, s.Columns[i].Name)
 		}
+		if s.early[i].Load() && !s.late[i].Load() {
+			seconds = append(seconds, s.Columns[i].Name)
+		}
 	}
-	if len(never) == 0 {
-		return nil
+	var notes []string
+	if len(never) > 0 {
+		note := fmt.Sprintf("%s: %s null in every row read (%d rows: without the key, or null; lines rejected as they were read not counted)", s.Name, strings.Join(never, ", "), n)
+		if slices.ContainsFunc(never, func(c string) bool { return strings.Contains(c, ".") }) {
+			note += "; a dotted name is one key, not a path into a nested object: declare the object as a struct<…> column"
+		}
+		notes = append(notes, note)
 	}
-	note := fmt.Sprintf("%s: %s null in every row read (%d rows: without the key, or null; lines rejected as they were read not counted)", s.Name, strings.Join(never, ", "), n)
-	if slices.ContainsFunc(never, func(c string) bool { return strings.Contains(c, ".") }) {
-		note += "; a dotted name is one key, not a path into a nested object: declare the object as a struct<…> column"
+	if len(seconds) > 0 {
+		notes = append(notes, fmt.Sprintf("%s: every timestamp of %s is between 1970-01-01 and 1973-03-03: epoch seconds where milliseconds are read? (write them in milliseconds, or as RFC 3339 strings)", s.Name, strings.Join(seconds, ", ")))
 	}
-	return []string{note}
+	return notes
 }
 
 // parsePrefixes is a run of fastjson's error prefixes, one per level of
@@ -157,6 +174,7 @@ func (s *JSONLines) Schema() (*arrow.Schema, error) {
 
 func (s *JSONLines) init() {
 	s.valued = make([]atomic.Bool, len(s.Columns))
+	s.early, s.late = make([]atomic.Bool, len(s.Columns)), make([]atomic.Bool, len(s.Columns))
 	fields := make([]arrow.Field, 0, len(s.Columns)+1)
 	s.keys = map[string]keyRef{}
 	for i, c := range s.Columns {
@@ -427,6 +445,17 @@ func (s *JSONLines) Decode(ctx context.Context, c pipeline.Chunk, rej *pipeline.
 		for i := range s.valued {
 			if !s.valued[i].Load() && b.Column(i).NullN() < int(b.NumRows()) {
 				s.valued[i].Store(true)
+			}
+			if ts, ok := b.Column(i).(*array.Timestamp); ok && !s.late[i].Load() {
+				for j, v := range ts.TimestampValues() {
+					if ts.IsValid(j) {
+						s.early[i].Store(true)
+						if int64(v) < 0 || int64(v) >= secondsTill {
+							s.late[i].Store(true)
+							break
+						}
+					}
+				}
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"slices"
 	"strings"
 	"testing"
 
@@ -574,5 +575,37 @@ func TestJSONLinesNumberGrammar(t *testing.T) {
 	}
 	if strings.Join(got, ",") != "type:1,type:2,type:3,type:4,type:5,type:9,type:11,type:12,type:13,type:14" {
 		t.Errorf("rejects %v, want lines 1 to 5, 9 and 11 to 14", got)
+	}
+}
+
+// TestJSONLinesEpochSecondsNoted: a timestamp column whose every value
+// lands in 1970-01-01 to 1973-03-03 was most likely written in epoch
+// seconds where milliseconds are read (1740819420 read as 1970-01-21):
+// the file's notes say so; one value outside that span (milliseconds, a
+// date before 1970) says nothing.
+func TestJSONLinesEpochSecondsNoted(t *testing.T) {
+	for _, tt := range []struct {
+		name, lines string
+		noted       bool
+	}{
+		{"seconds", `{"ts":1740819420}` + "\n" + `{"ts":null}` + "\n" + `{"ts":1740819480}` + "\n", true},
+		{"milliseconds", `{"ts":1740819420000}` + "\n", false},
+		{"seconds and one string of 2025", `{"ts":1740819420}` + "\n" + `{"ts":"2025-03-01T10:00:00Z"}` + "\n", false},
+		{"before 1970", `{"ts":"1969-07-20T20:17:00Z"}` + "\n", false},
+		{"no values", `{"ts":null}` + "\n", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			p := writeFile(t, "data.jsonl", []byte(tt.lines), false)
+			s := &JSONLines{Path: p, Name: "data.jsonl", Columns: []JSONColumn{{Name: "ts", Type: mustType(t, "timestamp")}}, BatchRows: 1, Mem: mem}
+			if _, _, err := decodeAll(t, s); err != nil {
+				t.Fatal(err)
+			}
+			noted := slices.ContainsFunc(s.Notes(), func(n string) bool { return strings.Contains(n, "every timestamp of ts is between 1970-01-01 and 1973-03-03") })
+			if noted != tt.noted {
+				t.Errorf("noted %v, want %v: %q", noted, tt.noted, s.Notes())
+			}
+		})
 	}
 }
