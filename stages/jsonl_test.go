@@ -6,8 +6,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -602,7 +602,9 @@ func TestJSONLinesEpochSecondsNoted(t *testing.T) {
 			if _, _, err := decodeAll(t, s); err != nil {
 				t.Fatal(err)
 			}
-			noted := slices.ContainsFunc(s.Notes(), func(n string) bool { return strings.Contains(n, "every timestamp of ts is between 1970-01-01 and 1973-03-03") })
+			noted := slices.ContainsFunc(s.Notes(), func(n string) bool {
+				return strings.Contains(n, "every timestamp of ts is between 1970-01-01 and 1973-03-03")
+			})
 			if noted != tt.noted {
 				t.Errorf("noted %v, want %v: %q", noted, tt.noted, s.Notes())
 			}
