@@ -1018,3 +1018,44 @@ func TestFetchAsksWhetherAFileChanged(t *testing.T) {
 	ts.Close()
 	fetch("demo/corpus is in place; whether it changed upstream is not known")
 }
+
+// TestFetchSeesAnArchiveCutByHand: a file removed from a folder extracted
+// from an archive is seen on the next fetch (it was "in place" for any
+// non-empty folder): a pinned archive is fetched and extracted again, an
+// unpinned one is kept and said to have changed.
+func TestFetchSeesAnArchiveCutByHand(t *testing.T) {
+	archive := tarGz(t, map[string]string{"corpus/g1": "h\n1\n", "corpus/g2": "h\n2\n"})
+	ts := httptest.NewServer(&fetchServer{files: map[string][]byte{"/corpus.tar.gz": archive}})
+	defer ts.Close()
+	for _, tt := range []struct {
+		name, sum, want string
+		restored        bool
+	}{
+		{"pinned", ", sha256: " + sha(archive), "downloaded (its files changed since it was extracted) demo/corpus", true},
+		{"not pinned", "", "demo/corpus is in place, changed since it was fetched", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := fetchConfig(t, "      - {url: https://example.org/corpus.tar.gz, archive: tar.gz, extract: corpus, to: demo/corpus"+tt.sum+"}")
+			dir := t.TempDir()
+			fetch := func() string {
+				t.Helper()
+				code, stdout, stderr := agora(t, "fetch", "--config", cfg, "--data", dir, "--base-url", ts.URL)
+				if code != 0 {
+					t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+				}
+				return stdout
+			}
+			fetch()
+			if out := fetch(); !strings.Contains(out, "demo/corpus is in place") {
+				t.Errorf("an untouched folder: %s", out)
+			}
+			os.Remove(filepath.Join(dir, "demo", "corpus", "g2"))
+			if out := fetch(); !strings.Contains(out, tt.want) {
+				t.Errorf("output lacks %q:\n%s", tt.want, out)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "demo", "corpus", "g2")); (err == nil) != tt.restored {
+				t.Errorf("g2 restored: %v, want %v", err == nil, tt.restored)
+			}
+		})
+	}
+}

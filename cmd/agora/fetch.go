@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -188,6 +189,14 @@ func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (str
 		done, msg, err := alreadyFetched(f, dest)
 		if err != nil {
 			return "", err
+		}
+		if done && f.Archive != "" && !sameListing(opts.Data, f.To, dest) {
+			// Files of the extracted folder removed, added or changed in
+			// size since it was extracted.
+			if !pinned {
+				return fmt.Sprintf("%s is in place, changed since it was fetched (files added, removed or resized); --force downloads and extracts it again", f.To), nil
+			}
+			done, changed = false, "its files changed since it was extracted"
 		}
 		if done && !pinned {
 			// No checksum pins the file: ask the server whether it changed.
@@ -431,6 +440,10 @@ type fetchRecord struct {
 	URL          string `json:"url"`
 	ETag         string `json:"etag,omitempty"`
 	LastModified string `json:"last_modified,omitempty"`
+	// Listing is, for an extracted archive, the sha256 of its files'
+	// paths and sizes as extracted (kept pinned or not): a file removed
+	// from the folder since is seen.
+	Listing string `json:"listing,omitempty"`
 	// Size and ModTime are the file's as written (a folder's are not
 	// kept): a file changed since is not the one the validators name.
 	Size    int64 `json:"size,omitempty"`
@@ -449,7 +462,11 @@ func recordPath(data, to string) string {
 // keeps the file in place without asking, as before records.
 func keepRecord(data, to, dest string, rec fetchRecord, pinned bool) {
 	p := recordPath(data, to)
-	if pinned || rec.ETag == "" && rec.LastModified == "" {
+	rec.Listing = listing(dest)
+	if pinned {
+		rec.ETag, rec.LastModified = "", "" // the checksum says which version
+	}
+	if rec.ETag == "" && rec.LastModified == "" && rec.Listing == "" {
 		os.Remove(p)
 		return
 	}
@@ -476,7 +493,7 @@ func upstreamChange(ctx context.Context, opts fetchOptions, u string, f *config.
 	}
 	var rec fetchRecord
 	if json.Unmarshal(b, &rec) != nil || rec.ETag == "" && rec.LastModified == "" {
-		return "", ""
+		return "", "" // no validator (a listing alone, or none): kept
 	}
 	if rec.URL != f.URL {
 		return "its URL in pipeline.yaml changed", ""
@@ -513,6 +530,45 @@ func upstreamChange(ctx context.Context, opts fetchOptions, u string, f *config.
 		return "changed upstream", ""
 	}
 	return cannot(resp.Status)
+}
+
+// listing returns the sha256 of the paths and sizes of the files under
+// dir, in name order, or "" when dir is not a folder.
+func listing(dir string) string {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return ""
+	}
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(h, "%s\t%d\n", filepath.ToSlash(rel), fi.Size())
+		return nil
+	})
+	if err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// sameListing reports whether the folder dest, extracted from an archive,
+// holds the files it held when extracted; true without a record of them.
+func sameListing(data, to, dest string) bool {
+	b, err := os.ReadFile(recordPath(data, to))
+	if err != nil {
+		return true
+	}
+	var rec fetchRecord
+	if json.Unmarshal(b, &rec) != nil || rec.Listing == "" {
+		return true
+	}
+	return listing(dest) == rec.Listing
 }
 
 // parseContentRange parses "bytes START-END/SIZE" (SIZE may be *).
