@@ -611,3 +611,20 @@ func TestJSONLinesEpochSecondsNoted(t *testing.T) {
 		})
 	}
 }
+
+// TestJSONLinesTimestampRejectSaysWhatIsWanted: a timestamp string that is
+// not RFC 3339 is rejected with an example of one, not with Go's layout
+// string ("2006-01-02T15:04:05.999999999Z07:00").
+func TestJSONLinesTimestampRejectSaysWhatIsWanted(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	p := writeFile(t, "data.jsonl", []byte(`{"ts":"2025-03-01 10:00:00"}`+"\n"), false)
+	s := &JSONLines{Path: p, Name: "data.jsonl", Columns: []JSONColumn{{Name: "ts", Type: mustType(t, "timestamp")}}, BatchRows: 1, Mem: mem}
+	_, rejects, err := decodeAll(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rejects) != 1 || !strings.Contains(rejects[0].Reason, `"2025-03-01 10:00:00" is not an RFC 3339 timestamp with its zone (2024-01-02T03:04:05Z`) || strings.Contains(rejects[0].Reason, "2006") {
+		t.Errorf("rejects %+v", rejects)
+	}
+}

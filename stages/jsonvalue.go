@@ -111,7 +111,9 @@ var (
 func rfc3339Micros(b []byte) (int64, error) {
 	tm, err := time.Parse(time.RFC3339Nano, string(b))
 	if err != nil {
-		return 0, fmt.Errorf("timestamp: %w", err)
+		// Go's own words name its layout string (2006-01-02T15:04:05…),
+		// which is no help to a reader of _rejects.
+		return 0, fmt.Errorf("timestamp: %q is not an RFC 3339 timestamp with its zone (2024-01-02T03:04:05Z, or epoch milliseconds)", b)
 	}
 	us := tm.UnixMicro()
 	if us < minTimestamp || us > maxTimestamp {

@@ -377,8 +377,10 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 					if !slices.Contains(notes, r.ID+": "+n) {
 						notes = append(notes, r.ID+": "+n)
 						// The notes on stdout are for a person; the log,
-						// which a scheduler keeps, gets them too.
-						log.Warn(n, "dataset", r.ID, "table", t.Name)
+						// which a scheduler keeps, gets them too, as
+						// information (a file a skip glob passes over is a
+						// note too, and no cause to alert).
+						log.Info(n, "dataset", r.ID, "table", t.Name, "note", true)
 					}
 				}
 			}
