@@ -74,7 +74,11 @@ type TSVFolder struct {
 	mu     sync.Mutex
 	packs  [][]tsvPart // a chunk's parts, until it is decoded
 	notes  []string
-	sums   []FileSum // what the last Chunks listed of a folder (FileSums)
+	// undeclared are the header columns no declared column reads, in the
+	// order first met, and undeclaredIn the file the first was in.
+	undeclared   []string
+	undeclaredIn string
+	sums         []FileSum // what the last Chunks listed of a folder (FileSums)
 }
 
 // FileSum is one file of an input folder as its source listed it: its
@@ -161,7 +165,11 @@ func (s *TSVFolder) Schema() (*arrow.Schema, error) {
 func (s *TSVFolder) Notes() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]string(nil), s.notes...)
+	notes := append([]string(nil), s.notes...)
+	if len(s.undeclared) > 0 {
+		notes = append(notes, fmt.Sprintf("%s: header columns no declared column reads, passed over: %s (first in %s)", s.Name, strings.Join(s.undeclared, ", "), s.undeclaredIn))
+	}
+	return notes
 }
 
 // emptySum is the SHA-256 of no bytes.
@@ -439,6 +447,18 @@ func (s *TSVFolder) layout(name string, line []byte) (*tsvLayout, error) {
 	if len(missing) > 0 {
 		return nil, &DecodeError{File: name, Line: 1, Err: fmt.Errorf("%w: no column %s (header has %d fields: %s)", ErrHeader, strings.Join(missing, ", "), len(cols), strings.Join(cols, ", "))}
 	}
+	// Header columns no declared column reads are passed over, as a
+	// JSON line's undeclared keys are; said once, with the first file.
+	s.mu.Lock()
+	for _, c := range cols {
+		if !slices.ContainsFunc(s.Columns, func(d TSVColumn) bool { return d.Name == c }) && !slices.Contains(s.undeclared, c) {
+			if len(s.undeclared) == 0 {
+				s.undeclaredIn = name
+			}
+			s.undeclared = append(s.undeclared, c)
+		}
+	}
+	s.mu.Unlock()
 	return h, nil
 }
 
