@@ -186,7 +186,7 @@ func TestInspectErrors(t *testing.T) {
 		{"not parquet", []string{"inspect", filepath.Join(dir, "x.parquet")}, 1, "x.parquet: not a readable Parquet file"},
 		{"bad format", []string{"inspect", dir, "--format", "xml"}, 2, "--format"},
 		{"no path", []string{"inspect"}, 2, "accepts 1 arg"},
-		{"a folder of several tables", []string{"inspect", filepath.Join(multi, "crowdrag25")}, 1, "inspect one table's folder at a time"},
+		{"a folder of several tables", []string{"inspect", filepath.Join(multi, "crowdrag25")}, 1, "is a dataset's release, of the tables grades, llm_ratings, ratings, responses, statements, votes: inspect one table's folder at a time, such as " + filepath.Join(multi, "crowdrag25", "grades")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

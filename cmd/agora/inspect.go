@@ -225,7 +225,10 @@ func inspectPath(ctx context.Context, root string, head int) (*InspectReport, er
 			rep.PartitionKeys, firstKeyed = keys, p
 		case !slices.Equal(keys, rep.PartitionKeys):
 			// Not one table: a folder of several tables, or a stray file.
-			return nil, fmt.Errorf("inspect: %s is in folders %v, %s in %v: inspect one table's folder at a time", filepath.Join(".", mustRel(root, firstKeyed)), rep.PartitionKeys, filepath.Join(".", mustRel(root, p)), keys)
+			if tables := releaseTables(root); len(tables) > 0 {
+				return nil, fmt.Errorf("inspect: %s is a dataset's release, of the tables %s: inspect one table's folder at a time, such as %s", root, strings.Join(tables, ", "), filepath.Join(root, tables[0]))
+			}
+			return nil, fmt.Errorf("inspect: %s holds more than one table's files (%s with %s, %s with %s): inspect one table's folder at a time", root, filepath.Join(".", mustRel(root, firstKeyed)), partitionText(rep.PartitionKeys), filepath.Join(".", mustRel(root, p)), partitionText(keys))
 		}
 		rdr, err := file.OpenParquetFile(p, false)
 		if err != nil {
@@ -436,6 +439,30 @@ func appendJSON(b []byte, a arrow.Array, i int) []byte {
 		v, _ = json.Marshal(a.ValueStr(i))
 	}
 	return append(b, v...)
+}
+
+// releaseTables lists the tables of the release in root (its folders
+// but _rejects), or nothing when root holds no manifest.json.
+func releaseTables(root string) []string {
+	if _, err := os.Stat(filepath.Join(root, "manifest.json")); err != nil {
+		return nil
+	}
+	entries, _ := os.ReadDir(root)
+	var tables []string
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), "_") && !strings.HasPrefix(e.Name(), ".") {
+			tables = append(tables, e.Name())
+		}
+	}
+	return tables
+}
+
+// partitionText says what partition folders a file is under.
+func partitionText(keys []string) string {
+	if len(keys) == 0 {
+		return "no partition folders"
+	}
+	return "partition folders " + strings.Join(keys, ", ")
 }
 
 // humanBytes prints a size in B, KiB, MiB or GiB.
