@@ -225,6 +225,10 @@ func TestInspectHeadLayout(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
+	// Each leaf of the struct, with its path, in the schema's Parquet types.
+	if !strings.Contains(text, "s.zeta: INT64") || !strings.Contains(text, "s.alpha.list.element.b: BYTE_ARRAY String") {
+		t.Errorf("the struct's leaves are not all shown:\n%s", text)
+	}
 	if !strings.Contains(text, `{"zeta":null,"alpha":[]}`) {
 		t.Errorf("struct not shown in the file's field order:\n%s", text)
 	}

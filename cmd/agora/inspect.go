@@ -81,7 +81,8 @@ type InspectColumn struct {
 	Name string `json:"name"`
 	// Type is the Arrow type in pipeline.yaml's grammar.
 	Type string `json:"type"`
-	// Parquet is the physical and logical type of its (first) leaf.
+	// Parquet is the physical and logical type of its leaf, or of each
+	// leaf of a nested column, with its path ("s.a: INT64 …; s.b: …").
 	Parquet string `json:"parquet"`
 	// CompressedBytes sums its column chunks' compressed sizes.
 	CompressedBytes int64 `json:"compressed_bytes"`
@@ -249,15 +250,22 @@ func inspectPath(ctx context.Context, root string, head int) (*InspectReport, er
 		if schema == nil {
 			schema = sc
 			for i, f := range sc.Fields() {
-				leaf := ""
+				// Each leaf's physical and logical type: a nested column
+				// (a struct, a map) has several, shown with their paths.
+				var leaves []string
 				for _, c := range md.Schema.Columns() {
-					if c.ColumnPath()[0] == f.Name {
-						leaf = c.PhysicalType().String()
-						if lt := c.LogicalType(); lt != nil && lt.String() != "None" {
-							leaf += " " + lt.String()
-						}
-						break
+					if c.ColumnPath()[0] != f.Name {
+						continue
 					}
+					t := c.PhysicalType().String()
+					if lt := c.LogicalType(); lt != nil && lt.String() != "None" {
+						t += " " + lt.String()
+					}
+					leaves = append(leaves, c.ColumnPath().String()+": "+t)
+				}
+				leaf := strings.Join(leaves, "; ")
+				if len(leaves) == 1 {
+					_, leaf, _ = strings.Cut(leaves[0], ": ")
 				}
 				rep.Schema = append(rep.Schema, InspectColumn{Name: f.Name, Type: config.FormatType(f.Type), Parquet: leaf})
 				colIdx[f.Name] = i
