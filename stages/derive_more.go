@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/valyala/fastjson"
 
@@ -316,6 +317,28 @@ func init() {
 		}}, nil
 	})
 
+	Register("field", "[struct column], value: field name", "One field of a struct column (a nested JSON object declared struct<…>), as a column of its own: null where the struct is null. How a nested object's keys become columns to validate, partition or aggregate on.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+		idx, err := argColumns(in, d, 1)
+		if err != nil {
+			return nil, err
+		}
+		st, ok := in.Field(idx[0]).Type.(*arrow.StructType)
+		if !ok {
+			return nil, fmt.Errorf("column %s is %s, want a struct", d.Args[0], config.FormatType(in.Field(idx[0]).Type))
+		}
+		k, ok := st.FieldIdx(d.Value)
+		if !ok {
+			var names []string
+			for _, f := range st.Fields() {
+				names = append(names, f.Name)
+			}
+			return nil, fmt.Errorf("value: struct %s has no field %q (have %s)", d.Args[0], d.Value, strings.Join(names, ", "))
+		}
+		return &Deriver{Type: st.Field(k).Type, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+			return structFieldArray(mem, b.Column(idx[0]).(*array.Struct), k), nil
+		}}, nil
+	})
+
 	Register("map_keys", "[map column]", "The keys of a map, as a list<string>.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
 		idx, err := argColumns(in, d, 1)
 		if err != nil {
@@ -443,4 +466,30 @@ func init() {
 		}
 		return windowTake(mem, in, idx[0], keys, true, d.Grouped)
 	})
+}
+
+// structFieldArray returns field k of s as an array of its own (a new
+// reference): the field's values, null where s is null.
+func structFieldArray(mem memory.Allocator, s *array.Struct, k int) arrow.Array {
+	child := s.Field(k) // arrow-go slices it to the struct's rows
+	if s.NullN() == 0 {
+		child.Retain()
+		return child
+	}
+	cd, sd := child.Data(), s.Data()
+	n := int64(s.Len())
+	sv := sd.Buffers()[0].Bytes()
+	cv := sv
+	cOff := int64(sd.Offset())
+	if b := cd.Buffers()[0]; b != nil {
+		cv, cOff = b.Bytes(), int64(cd.Offset())
+	}
+	// The struct's validity and the field's, aligned at the field's
+	// offset, where its values are.
+	validity := bitutil.BitmapAndAlloc(mem, sv, cv, int64(sd.Offset()), cOff, n, int64(cd.Offset()))
+	defer validity.Release()
+	bufs := append([]*memory.Buffer{validity}, cd.Buffers()[1:]...)
+	data := array.NewData(cd.DataType(), int(n), bufs, cd.Children(), array.UnknownNullCount, cd.Offset())
+	defer data.Release()
+	return array.MakeFromData(data)
 }

@@ -919,3 +919,55 @@ func deriveRows(t *testing.T, mem memory.Allocator, s *arrow.Schema, specs []con
 	defer out.Release()
 	return tcRows(out)
 }
+
+// TestFieldDerivation: field takes one field of a struct column out as a
+// column, null where the struct is null or the field is; on slices too,
+// and with fields that have no validity of their own; config mistakes are
+// errors at build.
+func TestFieldDerivation(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "a:struct<id:string,tags:list<string>,n:int64>", "_line:int64")
+	specs := []config.Derivation{
+		{Name: "a_id", Fn: "field", Args: []string{"a"}, Value: "id"},
+		{Name: "a_tags", Fn: "field", Args: []string{"a"}, Value: "tags"},
+		{Name: "a_n", Fn: "field", Args: []string{"a"}, Value: "n"},
+	}
+	rows := `[{"a":{"id":"x","tags":["p"],"n":1},"_line":1},{"a":null,"_line":2},{"a":{"id":null,"tags":[],"n":3},"_line":3},{"a":{"id":"z","tags":null,"n":null},"_line":4}]`
+	tcEqual(t, "rows", deriveRows(t, mem, s, specs, rows), []string{
+		`1:{"a":{"id":"x","n":1,"tags":["p"]},"a_id":"x","a_n":1,"a_tags":["p"]}`,
+		`2:{"a":null,"a_id":null,"a_n":null,"a_tags":null}`,
+		`3:{"a":{"id":null,"n":3,"tags":[]},"a_id":null,"a_n":3,"a_tags":[]}`,
+		`4:{"a":{"id":"z","n":null,"tags":null},"a_id":"z","a_n":null,"a_tags":null}`,
+	})
+	// A slice of a struct whose field has no validity bitmap of its own.
+	ids, _, err := array.FromJSON(mem, arrow.BinaryTypes.String, strings.NewReader(`["a","b","c","d"]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ids.Release()
+	valid := memory.NewBufferBytes([]byte{0b1011}) // row 2 null
+	st, err := array.NewStructArrayWithNulls([]arrow.Array{ids}, []string{"id"}, valid, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Release()
+	sl := array.NewSlice(st, 1, 4).(*array.Struct)
+	defer sl.Release()
+	out := structFieldArray(mem, sl, 0)
+	defer out.Release()
+	if got := fmt.Sprint(out); got != `["b" (null) "d"]` {
+		t.Errorf("slice: %s", got)
+	}
+	for _, tt := range []struct {
+		d   config.Derivation
+		err string
+	}{
+		{config.Derivation{Name: "x", Fn: "field", Args: []string{"a"}, Value: "nope"}, `value: struct a has no field "nope" (have id, tags, n)`},
+		{config.Derivation{Name: "x", Fn: "field", Args: []string{"_line"}, Value: "id"}, "column _line is int64, want a struct"},
+	} {
+		if _, err := NewDerive(mem, s, []config.Derivation{tt.d}); err == nil || !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("err = %v, want %q", err, tt.err)
+		}
+	}
+}

@@ -133,7 +133,7 @@ func (s *JSONLines) Notes() []string {
 	if len(never) > 0 {
 		note := fmt.Sprintf("%s: %s null in every row read (%d rows: without the key, or null; lines rejected as they were read not counted)", s.Name, strings.Join(never, ", "), n)
 		if slices.ContainsFunc(never, func(c string) bool { return strings.Contains(c, ".") }) {
-			note += "; a dotted name is one key, not a path into a nested object: declare the object as a struct<…> column"
+			note += "; a dotted name is one key, not a path into a nested object: declare the object as a struct<…> column, and take its fields out with derive's field function"
 		}
 		notes = append(notes, note)
 	}
