@@ -96,12 +96,12 @@ func init() {
 		}}, nil
 	})
 
-	Register("enum_index", "[string column], values: [names in order]", "The 1-based position of the value in values (a Likert name → 1..7); null for a value not listed (such as MOCK).", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+	Register("enum_index", "[column], values: [names in order]", "The 1-based position of the value in values (a Likert name → 1..7); null for a value not listed (such as MOCK). A number or bool column compares by its text, as any_in does.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
 		idx, err := argColumns(in, d, 1)
 		if err != nil {
 			return nil, err
 		}
-		if err := wantType(in, idx[0], isString, "string"); err != nil {
+		if err := wantType(in, idx[0], func(t arrow.DataType) bool { return isTextual(t) && !isList(t) }, "a string, number or bool"); err != nil {
 			return nil, err
 		}
 		pos := map[string]int64{}
@@ -114,12 +114,19 @@ func init() {
 			return nil, fmt.Errorf("values must list the names in order")
 		}
 		return &Deriver{Type: arrow.PrimitiveTypes.Int64, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
-			s := b.Column(idx[0]).(*array.String)
+			col := b.Column(idx[0])
+			s, isStr := col.(*array.String)
 			return int64Of(mem, b, func(i int) (int64, bool) {
-				if s.IsNull(i) {
+				if col.IsNull(i) {
 					return 0, false
 				}
-				p, ok := pos[s.Value(i)]
+				v := ""
+				if isStr {
+					v = s.Value(i)
+				} else {
+					v = valueString(col, i)
+				}
+				p, ok := pos[v]
 				return p, ok
 			}), nil
 		}}, nil

@@ -418,7 +418,7 @@ func init() {
 		}}, nil
 	})
 
-	Register("difference", "[number a, number b], digits", "a − b as float64, rounded to digits like Python's round; null if either is null.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+	Register("difference", "[number a, number b], digits", "a − b: of two integer columns an int64, exactly; else a float64 rounded to digits like Python's round. Null if either is null.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
 		idx, err := argColumns(in, d, 2)
 		if err != nil {
 			return nil, err
@@ -427,6 +427,29 @@ func init() {
 			if err := wantType(in, c, func(t arrow.DataType) bool { return isNumeric(t) && !isList(t) }, "a number"); err != nil {
 				return nil, err
 			}
+		}
+		if isIntegerType(in.Field(idx[0]).Type) && isIntegerType(in.Field(idx[1]).Type) {
+			// Exactly, where float64s of integers past 2^53 would round.
+			return &Deriver{Type: arrow.PrimitiveTypes.Int64, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
+				x, y := b.Column(idx[0]), b.Column(idx[1])
+				var overflow error
+				out := int64Of(mem, b, func(i int) (int64, bool) {
+					if x.IsNull(i) || y.IsNull(i) {
+						return 0, false
+					}
+					p, q := intValue(x, i), intValue(y, i)
+					r := p - q
+					if (p >= 0) != (q >= 0) && (r >= 0) != (p >= 0) && overflow == nil {
+						overflow = fmt.Errorf("difference: %d − %d does not fit an int64", p, q)
+					}
+					return r, true
+				})
+				if overflow != nil {
+					out.Release()
+					return nil, overflow
+				}
+				return out, nil
+			}}, nil
 		}
 		digits := digitsOf(d)
 		return &Deriver{Type: arrow.PrimitiveTypes.Float64, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {

@@ -899,6 +899,10 @@ func TestEnumIndex(t *testing.T) {
 	specs := []config.Derivation{{Name: "i", Fn: "enum_index", Args: []string{"v"}, Values: []string{"A", "B", "A", "C"}}}
 	tcEqual(t, "rows", deriveRows(t, mem, s, specs, `[{"v":"A","_line":1},{"v":"B","_line":2},{"v":"C","_line":3},{"v":"MOCK","_line":4},{"v":null,"_line":5}]`),
 		[]string{`1:{"i":1,"v":"A"}`, `2:{"i":2,"v":"B"}`, `3:{"i":4,"v":"C"}`, `4:{"i":null,"v":"MOCK"}`, `5:{"i":null,"v":null}`})
+	// A number column compares by its text, as any_in does (it was refused).
+	n := tcSchema(t, "score:int64", "_line:int64")
+	tcEqual(t, "numbers", deriveRows(t, mem, n, []config.Derivation{{Name: "i", Fn: "enum_index", Args: []string{"score"}, Values: []string{"1", "3", "5"}}}, `[{"score":3,"_line":1},{"score":4,"_line":2}]`),
+		[]string{`1:{"i":2,"score":3}`, `2:{"i":null,"score":4}`})
 }
 
 // deriveRows runs specs over one batch of rows (JSON) and returns the
@@ -969,5 +973,33 @@ func TestFieldDerivation(t *testing.T) {
 		if _, err := NewDerive(mem, s, []config.Derivation{tt.d}); err == nil || !strings.Contains(err.Error(), tt.err) {
 			t.Errorf("err = %v, want %q", err, tt.err)
 		}
+	}
+}
+
+// TestDifferenceOfIntegers: of two integer columns, difference is an
+// int64, exact past 2^53 (it was a float64: 19.0, and rounded there);
+// one that does not fit an int64 stops the run.
+func TestDifferenceOfIntegers(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "a:int64", "b:int32", "_line:int64")
+	specs := []config.Derivation{{Name: "d", Fn: "difference", Args: []string{"a", "b"}}}
+	tcEqual(t, "rows", deriveRows(t, mem, s, specs, `[{"a":25,"b":6,"_line":1},{"a":9007199254740993,"b":0,"_line":2},{"a":null,"b":1,"_line":3}]`),
+		[]string{`1:{"a":25,"b":6,"d":19}`, `2:{"a":9007199254740993,"b":0,"d":9007199254740993}`, `3:{"a":null,"b":1,"d":null}`})
+	d, err := NewDerive(mem, s, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if typ := d.Schema().Field(d.Schema().FieldIndices("d")[0]).Type; typ.ID() != arrow.INT64 {
+		t.Errorf("type %s, want int64", typ)
+	}
+	in := tcBatch(t, mem, s, `[{"a":-9223372036854775808,"b":1,"_line":1}]`)
+	defer in.Release()
+	if out, err := d.Process(t.Context(), in, &pipeline.Rejects{}); err == nil || !strings.Contains(err.Error(), "does not fit an int64") {
+		if out != nil {
+			out.Release()
+		}
+		t.Errorf("overflow: err = %v", err)
 	}
 }
