@@ -674,7 +674,7 @@ func containsSmall(vals []string, seen map[string]bool, s string) bool {
 // intExtreme is the accumulator of min (or max) over integer column col:
 // per group, the smallest (largest) value of the rows pass lets through,
 // null for a group with none.
-func intExtreme(mem memory.Allocator, min bool, col int, pass func(b arrow.RecordBatch, i int) bool) accumulator {
+func intExtreme(mem memory.Allocator, typ arrow.DataType, min bool, col int, pass func(b arrow.RecordBatch, i int) bool) accumulator {
 	var acc []int64
 	var any []bool
 	return &accFuncs{
@@ -689,6 +689,8 @@ func intExtreme(mem memory.Allocator, min bool, col int, pass func(b arrow.Recor
 			case *array.Int64:
 				v = a.Value(i)
 			case *array.Int32:
+				v = int64(a.Value(i))
+			case *array.Timestamp:
 				v = int64(a.Value(i))
 			}
 			if !any[g] || min && v < acc[g] || !min && v > acc[g] {
@@ -706,7 +708,15 @@ func intExtreme(mem memory.Allocator, min bool, col int, pass func(b arrow.Recor
 					ib.AppendNull()
 				}
 			}
-			return ib.NewArray(), nil
+			out := ib.NewArray()
+			if typ.ID() == arrow.INT64 {
+				return out, nil
+			}
+			// A timestamp's extreme: the same int64s, typed as the column.
+			defer out.Release()
+			data := retype(out.Data(), typ)
+			defer data.Release()
+			return array.MakeFromData(data), nil
 		},
 	}
 }
@@ -806,6 +816,12 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 			return fn, err
 		}
 		t := in.Field(args[0]).Type
+		if c.Fn != "sum" && t.ID() == arrow.TIMESTAMP {
+			// The first or last time of a group, as its own type.
+			fn.typ = t
+			fn.newAcc = func() accumulator { return intExtreme(mem, t, c.Fn == "min", args[0], pass) }
+			break
+		}
 		if !isNumeric(t) || isList(t) {
 			return fn, fmt.Errorf("%s needs a number, %s is %s", c.Fn, c.Args[0], t)
 		}
@@ -813,7 +829,7 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 			// The smallest or largest of integers is one of them, exactly:
 			// as a float64, integers past 2⁵³ would round.
 			fn.typ = arrow.PrimitiveTypes.Int64
-			fn.newAcc = func() accumulator { return intExtreme(mem, c.Fn == "min", args[0], pass) }
+			fn.newAcc = func() accumulator { return intExtreme(mem, arrow.PrimitiveTypes.Int64, c.Fn == "min", args[0], pass) }
 			break
 		}
 		fn.typ = arrow.PrimitiveTypes.Float64

@@ -911,3 +911,31 @@ func TestAggregateBuildErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestAggregateMinMaxTimestamps: min and max of a timestamp column are a
+// group's first and last time, in its type (they were refused: "needs a
+// number"), with groups spilled too.
+func TestAggregateMinMaxTimestamps(t *testing.T) {
+	s := tcSchema(t, "g:string", "ts:timestamp", "_line:int64")
+	cfg := config.Aggregate{By: []string{"g"}, Columns: []config.AggColumn{
+		{Name: "first_at", Fn: "min", Args: []string{"ts"}},
+		{Name: "last_at", Fn: "max", Args: []string{"ts"}},
+	}}
+	atBudgets(t, "timestamps", func(t *testing.T, mem memory.Allocator) {
+		tcEqual(t, "rows", aggRun(t, mem, s, &cfg,
+			`[{"g":"a","ts":"2025-03-01T10:00:00Z","_line":1},{"g":"b","ts":null,"_line":2},{"g":"a","ts":"1969-07-20T20:17:00Z","_line":3},{"g":"a","ts":"2025-03-01T10:00:00.000001Z","_line":4}]`), []string{
+			`1:{"first_at":"1969-07-20T20:17:00Z","g":"a","last_at":"2025-03-01T10:00:00.000001Z"}`,
+			`2:{"first_at":null,"g":"b","last_at":null}`,
+		})
+	})
+	a, err := NewAggregate(memory.NewGoAllocator(), s, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	for _, name := range []string{"first_at", "last_at"} {
+		if typ := a.Schema().Field(a.Schema().FieldIndices(name)[0]).Type; !arrow.TypeEqual(typ, s.Field(1).Type) {
+			t.Errorf("%s is %s, want %s", name, typ, s.Field(1).Type)
+		}
+	}
+}
