@@ -192,7 +192,8 @@ func TestUnchangedInputsSkipAndModes(t *testing.T) {
 	os.WriteFile(grades, append(b, b...), 0o644) // a second gzip member: twice the rows
 	old, _ := os.ReadFile(manifest)
 	code, _, stderr := runCrowd(t, data, out)
-	if code != 1 || !strings.Contains(stderr, "--mode overwrite") {
+	// It says what changed: the one input, by its path.
+	if code != 1 || !strings.Contains(stderr, "--mode overwrite") || !strings.Contains(stderr, "was made from other inputs (crowdrag25/grades.jsonl.gz)") {
 		t.Fatalf("changed input, --mode error: exit %d\n%s", code, stderr)
 	}
 	if now, _ := os.ReadFile(manifest); string(now) != string(old) {
@@ -793,5 +794,33 @@ datasets:
 	}
 	if strings.Count(stdout, "null partition value") != 1 {
 		t.Errorf("the note is not for t alone:\n%s", stdout)
+	}
+}
+
+// TestReleaseDiffSaysWhatChanged: "release differs" names what differs,
+// where it said "other inputs, config or agora version" whatever it was.
+func TestReleaseDiffSaysWhatChanged(t *testing.T) {
+	base := Manifest{Agora: "0.1.0", ConfigSHA256: "c1", Libraries: map[string]string{"arrow": "18"},
+		Inputs: []InputInfo{{ID: "a", Path: "d/a.jsonl", SHA256: "x"}, {ID: "b", Path: "d/b.jsonl", SHA256: "y"}}}
+	tests := []struct {
+		name string
+		edit func(m *Manifest)
+		want string
+	}{
+		{"config", func(m *Manifest) { m.ConfigSHA256 = "c2" }, "another config of the dataset (its config_sha256 differs)"},
+		{"an input", func(m *Manifest) { m.Inputs = []InputInfo{{ID: "a", Path: "d/a.jsonl", SHA256: "x"}, {ID: "b", Path: "d/b.jsonl", SHA256: "z"}} }, "other inputs (d/b.jsonl)"},
+		{"an input gone", func(m *Manifest) { m.Inputs = m.Inputs[:1] }, "other inputs (d/b.jsonl)"},
+		{"agora and config", func(m *Manifest) { m.Agora, m.ConfigSHA256 = "0.2.0", "c2" }, "agora 0.1.0 (this is 0.2.0) and another config"},
+		{"nothing but the tables", func(m *Manifest) {}, "the same inputs and config, but its tables differ"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			man := base
+			man.Inputs = slices.Clone(base.Inputs)
+			tt.edit(&man)
+			if got := releaseDiff(base, man); !strings.Contains(got, tt.want) {
+				t.Errorf("releaseDiff = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

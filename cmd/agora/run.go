@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -87,6 +88,44 @@ func readManifest(out, id string) (Manifest, error) {
 		return m, err
 	}
 	return m, json.Unmarshal(b, &m)
+}
+
+// releaseDiff says what makes the published release's manifest old
+// differ from this run's man: the agora or library versions, the config,
+// the inputs by name, or else the outputs alone.
+func releaseDiff(old, man Manifest) string {
+	var parts []string
+	if old.Agora != man.Agora {
+		parts = append(parts, fmt.Sprintf("agora %s (this is %s)", old.Agora, man.Agora))
+	}
+	if !maps.Equal(old.Libraries, man.Libraries) {
+		parts = append(parts, "other library versions")
+	}
+	if old.ConfigSHA256 != man.ConfigSHA256 {
+		parts = append(parts, "another config of the dataset (its config_sha256 differs)")
+	}
+	was := map[string]string{}
+	for _, in := range old.Inputs {
+		was[in.Path] = in.SHA256
+	}
+	var changed []string
+	for _, in := range man.Inputs {
+		if sum, ok := was[in.Path]; !ok || sum != in.SHA256 {
+			changed = append(changed, in.Path)
+		}
+		delete(was, in.Path)
+	}
+	for p := range was {
+		changed = append(changed, p)
+	}
+	if len(changed) > 0 {
+		slices.Sort(changed)
+		parts = append(parts, "other inputs ("+strings.Join(changed, ", ")+")")
+	}
+	if len(parts) == 0 {
+		return "the same inputs and config, but its tables differ from this run's"
+	}
+	return strings.Join(parts, " and ")
 }
 
 // TableResult is one table's accounting, as printed and as stored in the
@@ -512,7 +551,11 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	}
 	if opts.Mode != "overwrite" && sinks.Published(opts.Out, id) {
 		if !sameFile(filepath.Join(opts.Out, id, "manifest.json"), filepath.Join(rel.Dir(), "manifest.json")) {
-			return nil, fmt.Errorf("%w: %s was made from other inputs, config or agora version; run with --mode overwrite to replace it", ErrExists, filepath.Join(opts.Out, id))
+			what := "other inputs, config or agora version"
+			if old, err := readManifest(opts.Out, id); err == nil {
+				what = releaseDiff(old, man)
+			}
+			return nil, fmt.Errorf("%w: %s was made from %s; run with --mode overwrite to replace it", ErrExists, filepath.Join(opts.Out, id), what)
 		}
 	}
 	if err := rel.Publish(); err != nil {
