@@ -808,7 +808,9 @@ func TestReleaseDiffSaysWhatChanged(t *testing.T) {
 		want string
 	}{
 		{"config", func(m *Manifest) { m.ConfigSHA256 = "c2" }, "another config of the dataset (its config_sha256 differs)"},
-		{"an input", func(m *Manifest) { m.Inputs = []InputInfo{{ID: "a", Path: "d/a.jsonl", SHA256: "x"}, {ID: "b", Path: "d/b.jsonl", SHA256: "z"}} }, "other inputs (d/b.jsonl)"},
+		{"an input", func(m *Manifest) {
+			m.Inputs = []InputInfo{{ID: "a", Path: "d/a.jsonl", SHA256: "x"}, {ID: "b", Path: "d/b.jsonl", SHA256: "z"}}
+		}, "other inputs (d/b.jsonl)"},
 		{"an input gone", func(m *Manifest) { m.Inputs = m.Inputs[:1] }, "other inputs (d/b.jsonl)"},
 		{"agora and config", func(m *Manifest) { m.Agora, m.ConfigSHA256 = "0.2.0", "c2" }, "agora 0.1.0 (this is 0.2.0) and another config"},
 		{"nothing but the tables", func(m *Manifest) {}, "the same inputs and config, but its tables differ"},
