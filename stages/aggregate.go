@@ -684,15 +684,7 @@ func intExtreme(mem memory.Allocator, typ arrow.DataType, min bool, col int, pas
 			if !pass(b, i) || a.IsNull(i) {
 				return
 			}
-			var v int64
-			switch a := a.(type) {
-			case *array.Int64:
-				v = a.Value(i)
-			case *array.Int32:
-				v = int64(a.Value(i))
-			case *array.Timestamp:
-				v = int64(a.Value(i))
-			}
+			v := intValue(a, i)
 			if !any[g] || min && v < acc[g] || !min && v > acc[g] {
 				acc[g] = v
 			}
@@ -825,7 +817,7 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 		if !isNumeric(t) || isList(t) {
 			return fn, fmt.Errorf("%s needs a number, %s is %s", c.Fn, c.Args[0], t)
 		}
-		if c.Fn != "sum" && (t.ID() == arrow.INT64 || t.ID() == arrow.INT32) {
+		if c.Fn != "sum" && isIntegerType(t) {
 			// The smallest or largest of integers is one of them, exactly:
 			// as a float64, integers past 2⁵³ would round.
 			fn.typ = arrow.PrimitiveTypes.Int64

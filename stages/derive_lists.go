@@ -115,18 +115,11 @@ func init() {
 		}
 		return &Deriver{Type: arrow.PrimitiveTypes.Int64, Compute: func(b arrow.RecordBatch) (arrow.Array, error) {
 			col := b.Column(idx[0])
-			s, isStr := col.(*array.String)
 			return int64Of(mem, b, func(i int) (int64, bool) {
 				if col.IsNull(i) {
 					return 0, false
 				}
-				v := ""
-				if isStr {
-					v = s.Value(i)
-				} else {
-					v = valueString(col, i)
-				}
-				p, ok := pos[v]
+				p, ok := pos[valueString(col, i)]
 				return p, ok
 			}), nil
 		}}, nil

@@ -1,7 +1,6 @@
 package stages
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -296,11 +295,14 @@ func init() {
 				if err == nil && strings.IndexByte(s.Value(i), '\\') >= 0 {
 					// As a JSON line's: escapes JSON does not have, and
 					// halves of surrogate pairs, which are no character.
-					if err = badEscape([]byte(s.Value(i))); err == nil {
-						var lone bool
-						if esc, lone = inlineEscapes(esc[:0], []byte(s.Value(i))); lone {
-							err = errors.New(`a string holds a \u escape of a UTF-16 surrogate without its pair, which is no character`)
-						}
+					raw := []byte(s.Value(i))
+					var lone bool
+					var bad int
+					switch esc, lone, bad = inlineEscapesChecked(esc[:0], raw); {
+					case bad >= 0:
+						err = escapeError(raw, bad)
+					case lone:
+						err = errLoneSurrogate
 					}
 				}
 				if err == nil {

@@ -2,6 +2,7 @@ package stages
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
 	"unicode"
@@ -102,6 +103,10 @@ func validEscape(s []byte) bool {
 	}
 	return false
 }
+
+// errLoneSurrogate is the reason a string with half a surrogate pair
+// escaped is refused.
+var errLoneSurrogate = errors.New(`a string holds a \u escape of a UTF-16 surrogate without its pair, which is no character`)
 
 // quote is a JSON string's delimiter.
 var quote = []byte{'"'}

@@ -240,6 +240,22 @@ func (s *JSONLines) errAt(line int64, err error) error {
 	return &DecodeError{File: s.Name, Line: line, Err: err}
 }
 
+// openGzip starts reading the gzip stream r. It returns nil and no error
+// for an empty stream (a zero-byte .gz holds no lines), and an error
+// wrapping ErrCorrupt for one that is not gzip.
+func openGzip(r io.Reader) (*gzip.Reader, error) {
+	zr, err := gzip.NewReader(r)
+	if errors.Is(err, io.EOF) {
+		return nil, nil
+	}
+	if err != nil {
+		// klauspost's errors say gzip already ("gzip: invalid header");
+		// say what it means for the file.
+		return nil, fmt.Errorf("%w: not a gzip file, or a damaged one (%v)", ErrCorrupt, err)
+	}
+	return zr, nil
+}
+
 // Chunks reads the file and emits chunks of whole lines.
 func (s *JSONLines) Chunks(ctx context.Context, emit func(pipeline.Chunk) error) error {
 	if _, err := s.Schema(); err != nil {
@@ -252,14 +268,12 @@ func (s *JSONLines) Chunks(ctx context.Context, emit func(pipeline.Chunk) error)
 	defer f.Close()
 	var r io.Reader = bufio.NewReaderSize(f, 1<<20)
 	if s.Gzip {
-		zr, err := gzip.NewReader(r)
+		zr, err := openGzip(r)
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil // a zero-byte .gz holds no lines
-			}
-			// klauspost's errors say gzip already ("gzip: invalid
-			// header"); say what it means for the file.
-			return s.errAt(0, fmt.Errorf("%w: not a gzip file, or a damaged one (%v)", ErrCorrupt, err))
+			return s.errAt(0, err)
+		}
+		if zr == nil {
+			return nil // a zero-byte .gz holds no lines
 		}
 		defer zr.Close()
 		r = zr
@@ -557,7 +571,7 @@ func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Reje
 			continue
 		}
 		if lone {
-			rej.Add(pipeline.Reject{Rule: "type", Reason: `a string holds a \u escape of a UTF-16 surrogate without its pair, which is no character`, Line: n, Row: string(ln)})
+			rej.Add(pipeline.Reject{Rule: "type", Reason: errLoneSurrogate.Error(), Line: n, Row: string(ln)})
 			continue
 		}
 		clear(vals)

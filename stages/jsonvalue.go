@@ -33,10 +33,7 @@ func errType(want string, v *fastjson.Value) error {
 	if s == got { // true, false, null: the value is its type's name
 		return fmt.Errorf("want %s, got %s", want, got)
 	}
-	if len(s) > 60 {
-		s = s[:60] + "…"
-	}
-	return fmt.Errorf("want %s, got %s %s", want, got, s)
+	return fmt.Errorf("want %s, got %s %s", want, got, clip(s))
 }
 
 var errInvalidUTF8 = errors.New("invalid UTF-8 in string")
@@ -52,43 +49,35 @@ func (e *dupKeyError) Error() string {
 }
 
 // repeatedKey returns a key that o holds more than once, if any of keys
-// (all of o's keys when keys is nil) does.
+// (all of o's keys when keys is nil) does. Small objects, as most are,
+// are compared pair by pair without allocating; larger ones through a set.
 func repeatedKey(o *fastjson.Object, keys []string) (string, bool) {
 	n := o.Len()
 	if n < 2 {
 		return "", false
 	}
+	var small [16][]byte
+	seen := small[:0]
+	var set map[string]struct{}
+	if n > len(small) {
+		set = make(map[string]struct{}, n)
+	}
 	var dup string
 	var found bool
-	if n <= 16 {
-		// Small objects, as most are: compare pairs, no allocation.
-		var seen [16][]byte
-		i := 0
-		o.Visit(func(k []byte, _ *fastjson.Value) {
-			if found || keys != nil && !slices.Contains(keys, string(k)) {
-				return
-			}
-			for _, s := range seen[:i] {
-				if string(s) == string(k) {
-					dup, found = string(k), true
-					return
-				}
-			}
-			seen[i] = k
-			i++
-		})
-		return dup, found
-	}
-	set := make(map[string]struct{}, n)
 	o.Visit(func(k []byte, _ *fastjson.Value) {
 		if found || keys != nil && !slices.Contains(keys, string(k)) {
 			return
 		}
-		if _, ok := set[string(k)]; ok {
-			dup, found = string(k), true
-			return
+		if set != nil {
+			_, found = set[string(k)]
+			set[string(k)] = struct{}{}
+		} else {
+			found = slices.ContainsFunc(seen, func(s []byte) bool { return string(s) == string(k) })
+			seen = append(seen, k)
 		}
-		set[string(k)] = struct{}{}
+		if found {
+			dup = string(k)
+		}
 	})
 	return dup, found
 }

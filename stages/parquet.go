@@ -821,7 +821,7 @@ func exactCast(a arrow.Array, want arrow.DataType) error {
 		}
 	case arrow.IsFloating(want.ID()) && (a.DataType().ID() == arrow.STRING || a.DataType().ID() == arrow.LARGE_STRING):
 		for i := range a.Len() {
-			if v := a.ValueStr(i); a.IsValid(i) && strings.ContainsAny(v, "_xXpP") {
+			if v := a.ValueStr(i); a.IsValid(i) && goOnlyNumber(v) {
 				return &rowError{row: i, err: fmt.Errorf("the file has %q, want %s: a number only in Go's syntax, not as Python or a spreadsheet writes one", v, want)}
 			}
 		}
@@ -834,6 +834,11 @@ func exactCast(a arrow.Array, want arrow.DataType) error {
 	}
 	return nil
 }
+
+// goOnlyNumber reports whether s, a number strconv.ParseFloat takes, is
+// one only in Go's syntax (1_000, 0x1p4), not as Python or a spreadsheet
+// writes one.
+func goOnlyNumber(s string) bool { return strings.ContainsAny(s, "_xXpP") }
 
 // decimalFitsFloat reports whether row i of decimal array a reads back as
 // itself from the float64 it converts to.

@@ -276,8 +276,8 @@ func sameFieldNames(a, b *arrow.StructType) bool {
 }
 
 // restruct converts a struct array field by field to want (the same
-// field names, in want's order), with conform: arrow-go's struct cast refuses what conform
-// does itself (timestamps cut to the microsecond, floats as text, lists
+// field names, in want's order), with conform: arrow-go's struct cast
+// refuses what conform does itself (timestamps cut to the microsecond, floats as text, lists
 // of other lists). Only the struct's own rows of each field are
 // converted (a slice's parent may hold values that do not); a field's
 // error names the struct's row.
@@ -300,18 +300,14 @@ func restruct(ctx context.Context, mem memory.Allocator, s *array.Struct, want *
 	for i, wf := range want.Fields() {
 		// The file's field of that name: a writer may order them
 		// otherwise than pipeline.yaml declares them.
-		cd := d.Children()[st.FieldIndices(wf.Name)[0]]
-		part := array.NewSliceData(cd, int64(off), int64(off+n))
-		child := array.MakeFromData(part)
-		part.Release()
-		out, err := conform(ctx, mem, child, want.Field(i).Type)
-		child.Release()
+		// arrow-go slices it to the struct's rows.
+		out, err := conform(ctx, mem, s.Field(st.FieldIndices(wf.Name)[0]), wf.Type)
 		if err != nil {
 			var re *rowError
 			if errors.As(err, &re) {
-				return nil, &rowError{row: re.row, err: fmt.Errorf("field %s: %w", want.Field(i).Name, re.err)}
+				return nil, &rowError{row: re.row, err: fmt.Errorf("field %s: %w", wf.Name, re.err)}
 			}
-			return nil, fmt.Errorf("field %s: %w", want.Field(i).Name, err)
+			return nil, fmt.Errorf("field %s: %w", wf.Name, err)
 		}
 		children[i] = out.Data()
 		children[i].Retain()

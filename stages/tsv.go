@@ -22,7 +22,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/klauspost/compress/gzip"
 
 	"github.com/agora-etl/agora/config"
 	"github.com/agora-etl/agora/pipeline"
@@ -376,12 +375,12 @@ func (s *TSVFolder) readFile(ctx context.Context, p, base string, layout **tsvLa
 		}()
 	}
 	if s.Gzip || s.GzipBySuffix && strings.HasSuffix(base, ".gz") {
-		zr, err := gzip.NewReader(bufio.NewReaderSize(r, bufSize))
+		zr, err := openGzip(bufio.NewReaderSize(r, bufSize))
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil // a zero-byte .gz holds no lines
-			}
-			return &DecodeError{File: name, Err: fmt.Errorf("%w: not a gzip file, or a damaged one (%v)", ErrCorrupt, err)}
+			return &DecodeError{File: name, Err: err}
+		}
+		if zr == nil {
+			return nil // a zero-byte .gz holds no lines
 		}
 		defer zr.Close()
 		r, bufSize = zr, 1<<20
@@ -555,7 +554,7 @@ func (s *TSVFolder) checkFields(idx []int, fields [][]byte) (int, error) {
 			_, err = strconv.ParseInt(string(f), 10, 64)
 		case arrow.FLOAT64:
 			_, err = strconv.ParseFloat(string(f), 64)
-			if err == nil && bytes.ContainsAny(f, "_xXpP") {
+			if err == nil && goOnlyNumber(string(f)) {
 				// Go's syntax (1_000, 0x1p4), not a number as Python
 				// or a spreadsheet writes it.
 				err = strconv.ErrSyntax

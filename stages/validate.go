@@ -453,9 +453,12 @@ func eachString(a arrow.Array, i int, f func(string) bool) {
 // isIntegerType reports whether t is int32 or int64.
 func isIntegerType(t arrow.DataType) bool { return t.ID() == arrow.INT64 || t.ID() == arrow.INT32 }
 
-// intValue is row i of an int32 or int64 array.
+// intValue is row i of an int32, int64 or timestamp array.
 func intValue(a arrow.Array, i int) int64 {
-	if c, ok := a.(*array.Int32); ok {
+	switch c := a.(type) {
+	case *array.Int32:
+		return int64(c.Value(i))
+	case *array.Timestamp:
 		return int64(c.Value(i))
 	}
 	return a.(*array.Int64).Value(i)
@@ -481,18 +484,13 @@ func isIntegral(t arrow.DataType) bool {
 	if l, ok := t.(*arrow.ListType); ok {
 		t = l.Elem()
 	}
-	return t.ID() == arrow.INT64 || t.ID() == arrow.INT32
+	return isIntegerType(t)
 }
 
 // eachInt is eachNumber for an integer column (isIntegral): it calls f
 // with the value, or with each value of the list, exactly.
 func eachInt(a arrow.Array, i int, f func(int64) bool) {
-	eachValue(a, i, func(a arrow.Array, j int) int64 {
-		if c, ok := a.(*array.Int32); ok {
-			return int64(c.Value(j))
-		}
-		return a.(*array.Int64).Value(j)
-	}, f)
+	eachValue(a, i, intValue, f)
 }
 
 // eachValue calls f with row i's value of a, read by num, or with each
