@@ -184,6 +184,29 @@ func NewPartitioner(cols []string, idx []int, limit int) *Partitioner {
 	return &Partitioner{cols: cols, idx: idx, limit: limit}
 }
 
+// NewTablePartitioner returns the Partitioner of a table of schema in,
+// partitioned by cols (each one PartitionColumn allows): it remembers at
+// most the maxPartitions partitions the table may write, plus values that
+// name the same folder (null and ""). The table's sink and check's count
+// of partitions both use it.
+func NewTablePartitioner(in *arrow.Schema, cols []string, maxPartitions int) (*Partitioner, error) {
+	idx := make([]int, len(cols))
+	for k, c := range cols {
+		i, err := PartitionColumn(in, c)
+		if err != nil {
+			return nil, fmt.Errorf("partition_by: %w", err)
+		}
+		idx[k] = i
+	}
+	return NewPartitioner(cols, idx, maxPartitions+2), nil
+}
+
+// TooManyPartitions is the error of a table that would write more than
+// maxPartitions partitions.
+func TooManyPartitions(maxPartitions int) error {
+	return fmt.Errorf("%w: more than writer.max_partitions (%d); partition on a column with fewer values", ErrTooManyPartitions, maxPartitions)
+}
+
 // Of returns row i's partition. Rows with the same raw values as the row
 // before get the same *Partition, and so do rows whose values come in
 // turns of at most recentKeys.

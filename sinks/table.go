@@ -117,13 +117,13 @@ func NewTable(root, name string, in *arrow.Schema, partitionBy []string, w confi
 		mem = memory.DefaultAllocator
 	}
 	t := &Table{root: root, name: name, parts: partitionBy, w: w, mem: mem, open: map[string]*partWriter{}}
+	var err error
+	if t.partitioner, err = NewTablePartitioner(in, partitionBy, w.MaxPartitions); err != nil {
+		return nil, err
+	}
+	t.partIdx = t.partitioner.idx
 	isPart := map[int]bool{}
-	for _, p := range partitionBy {
-		i, err := PartitionColumn(in, p)
-		if err != nil {
-			return nil, fmt.Errorf("partition_by: %w", err)
-		}
-		t.partIdx = append(t.partIdx, i)
+	for _, i := range t.partIdx {
 		isPart[i] = true
 	}
 	var fields []arrow.Field
@@ -140,9 +140,6 @@ func NewTable(root, name string, in *arrow.Schema, partitionBy []string, w confi
 	t.schema = arrow.NewSchema(fields, nil)
 	t.drainAt = w.BufferBytes / pendingShare
 	t.holdAt = w.BufferBytes - t.drainAt
-	// The partitioner remembers at most the partitions a table may write,
-	// plus values that name the same folder (null and "").
-	t.partitioner = NewPartitioner(partitionBy, t.partIdx, w.MaxPartitions+2)
 	return t, nil
 }
 
@@ -228,7 +225,7 @@ func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 		}
 	}
 	if len(t.open)+fresh > t.w.MaxPartitions {
-		return fmt.Errorf("%w: more than writer.max_partitions (%d); partition on a column with fewer values", ErrTooManyPartitions, t.w.MaxPartitions)
+		return TooManyPartitions(t.w.MaxPartitions)
 	}
 	pb := pendingBatch{cols: make([]arrow.Array, len(cols)), rows: make(map[int][]int64, len(seen))}
 	for k, pk := range seen {
@@ -318,7 +315,7 @@ func (t *Table) writePart(key string, vals []*string, b arrow.RecordBatch) error
 	pw := t.open[key]
 	if pw == nil {
 		if len(t.open) >= t.w.MaxPartitions {
-			return fmt.Errorf("%w: more than writer.max_partitions (%d); partition on a column with fewer values", ErrTooManyPartitions, t.w.MaxPartitions)
+			return TooManyPartitions(t.w.MaxPartitions)
 		}
 		pw = &partWriter{path: key, vals: vals}
 		t.open[key] = pw

@@ -654,17 +654,12 @@ func runTableLabelled(ctx context.Context, cfg *config.Config, id, name string, 
 	} else {
 		tally = &rejectTally{}
 		if len(t.PartitionBy) > 0 {
-			idx := make([]int, len(t.PartitionBy))
-			for k, col := range t.PartitionBy {
-				c, err := sinks.PartitionColumn(b.Schema, col)
-				if err != nil {
-					return nil, cfg.At(fmt.Sprintf("datasets.%s.tables.%s", id, name), fmt.Errorf("partition_by: %w", err))
-				}
-				idx[k] = c
-			}
 			w := cfg.WriterFor(t)
-			tally.partitioner = sinks.NewPartitioner(t.PartitionBy, idx, w.MaxPartitions+2)
-			tally.parts, tally.maxPartitions = map[string]bool{}, w.MaxPartitions
+			p, err := sinks.NewTablePartitioner(b.Schema, t.PartitionBy, w.MaxPartitions)
+			if err != nil {
+				return nil, cfg.At(fmt.Sprintf("datasets.%s.tables.%s", id, name), err)
+			}
+			tally.partitioner, tally.parts, tally.maxPartitions = p, map[string]bool{}, w.MaxPartitions
 		}
 		sink = tally
 	}
@@ -776,7 +771,7 @@ func (r *rejectTally) Write(_ context.Context, b arrow.RecordBatch) error {
 		}
 		if !r.parts[pk.Path] {
 			if len(r.parts) >= r.maxPartitions {
-				return fmt.Errorf("%w: more than writer.max_partitions (%d); partition on a column with fewer values", sinks.ErrTooManyPartitions, r.maxPartitions)
+				return sinks.TooManyPartitions(r.maxPartitions)
 			}
 			r.parts[pk.Path] = true
 		}
