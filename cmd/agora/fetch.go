@@ -190,7 +190,8 @@ func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (str
 		if err != nil {
 			return "", err
 		}
-		if done && f.Archive != "" && !sameListing(opts.Data, f.To, dest) {
+		rec := readRecord(opts.Data, f.To)
+		if done && f.Archive != "" && !sameListing(rec, dest) {
 			// Files of the extracted folder removed, added or changed in
 			// size since it was extracted.
 			if !pinned {
@@ -201,7 +202,7 @@ func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (str
 		if done && !pinned {
 			// No checksum pins the file: ask the server whether it changed.
 			var why string
-			changed, why = upstreamChange(ctx, opts, u, f, dest)
+			changed, why = upstreamChange(ctx, opts, u, f, dest, rec)
 			if changed == "" {
 				if why != "" {
 					return why, nil
@@ -219,7 +220,7 @@ func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (str
 	if f.Archive != "" {
 		part = dest + "." + f.Archive + ".part"
 	}
-	if opts.Force || f.SHA256 == "" && f.MD5 == "" {
+	if opts.Force || !pinned {
 		// Without a published checksum nothing would tell a resumed file
 		// whose start came from another version of it (a release that
 		// changes, like a repository's HEAD archive): start over.
@@ -239,7 +240,7 @@ func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (str
 		return "", fmt.Errorf("%s: %w (the download was removed; run fetch again, or check the published checksum in pipeline.yaml)", u, err)
 	}
 	check := "sha256 " + sums["sha256"] + " (no checksum published; not verified)"
-	if f.SHA256 == "" && f.MD5 == "" && f.Archive == "" {
+	if !pinned && f.Archive == "" {
 		// Nothing else tells a body cut short where the server sent no
 		// length (HTTP/1.0, or a proxy that drops it) from the file.
 		format, err := wholeFile(part, f.To)
@@ -479,21 +480,16 @@ func keepRecord(data, to, dest string, rec fetchRecord, pinned bool) {
 }
 
 // upstreamChange asks the server whether the file dest was fetched from
-// has changed since (a conditional GET with the validators of its
+// has changed since (a conditional GET with the validators of rec, its
 // fetchRecord). It says why the file is to be fetched again, or "" to
 // keep it, with the message for a file kept ("" for fetch's usual one).
 // Without a record (a file put there by hand, or a server that gave no
 // validator), or with a file changed since it was fetched, the file is
 // kept. A server that cannot be asked keeps it too, with a warning: an
 // outage upstream is no reason to stop a nightly run on the copy in hand.
-func upstreamChange(ctx context.Context, opts fetchOptions, u string, f *config.FetchFile, dest string) (changed, kept string) {
-	b, err := os.ReadFile(recordPath(opts.Data, f.To))
-	if err != nil {
-		return "", ""
-	}
-	var rec fetchRecord
-	if json.Unmarshal(b, &rec) != nil || rec.ETag == "" && rec.LastModified == "" {
-		return "", "" // no validator (a listing alone, or none): kept
+func upstreamChange(ctx context.Context, opts fetchOptions, u string, f *config.FetchFile, dest string, rec fetchRecord) (changed, kept string) {
+	if rec.ETag == "" && rec.LastModified == "" {
+		return "", "" // no validator (a listing alone, or no record): kept
 	}
 	if rec.URL != f.URL {
 		return "its URL in pipeline.yaml changed", ""
@@ -559,16 +555,20 @@ func listing(dir string) string {
 
 // sameListing reports whether the folder dest, extracted from an archive,
 // holds the files it held when extracted; true without a record of them.
-func sameListing(data, to, dest string) bool {
-	b, err := os.ReadFile(recordPath(data, to))
-	if err != nil {
-		return true
-	}
+func sameListing(rec fetchRecord, dest string) bool {
+	return rec.Listing == "" || listing(dest) == rec.Listing
+}
+
+// readRecord returns the fetchRecord kept of the file fetched to to, or
+// the zero record when none is kept (or it cannot be read).
+func readRecord(data, to string) fetchRecord {
 	var rec fetchRecord
-	if json.Unmarshal(b, &rec) != nil || rec.Listing == "" {
-		return true
+	if b, err := os.ReadFile(recordPath(data, to)); err == nil {
+		if json.Unmarshal(b, &rec) != nil {
+			return fetchRecord{}
+		}
 	}
-	return listing(dest) == rec.Listing
+	return rec
 }
 
 // parseContentRange parses "bytes START-END/SIZE" (SIZE may be *).
