@@ -401,6 +401,14 @@ func (c *Config) validateStep(p string, d *Dataset, s Step, add addFunc) {
 		if len(e.As) > 0 && len(e.As) != len(e.Columns) {
 			add(p+".explode.as", ErrInvalid, "as has %d names for %d columns", len(e.As), len(e.Columns))
 		}
+		for i, f := range e.FillNulls {
+			if !slices.Contains(e.Columns, f) {
+				add(fmt.Sprintf("%s.explode.fill_nulls[%d]", p, i), ErrInvalid, "%s is not one of the exploded columns", f)
+			}
+		}
+		if len(e.Columns) > 0 && len(e.FillNulls) > 0 && !slices.ContainsFunc(e.Columns, func(c string) bool { return !slices.Contains(e.FillNulls, c) }) {
+			add(p+".explode.fill_nulls", ErrInvalid, "names every exploded column; leave out at least one, whose length the filled ones take")
+		}
 	}
 	if s.Validate != nil {
 		n++

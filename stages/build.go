@@ -230,7 +230,12 @@ func buildStep(mem memory.Allocator, d *config.Dataset, in *arrow.Schema, s conf
 		grain = true
 	case s.Explode != nil:
 		e := s.Explode
-		st, err = NewExplode(mem, in, e.Columns, e.As, e.Index, e.Keep, e.Prefix)
+		var ex *Explode
+		ex, err = NewExplode(mem, in, e.Columns, e.As, e.Index, e.Keep, e.Prefix)
+		if err == nil {
+			err = ex.FillNulls(e.FillNulls)
+		}
+		st = ex
 		grain = true
 	case s.Validate != nil:
 		v, verr := NewValidate(mem, in, s.Validate)

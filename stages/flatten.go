@@ -319,13 +319,16 @@ func (u *Unpivot) Process(ctx context.Context, in arrow.RecordBatch, _ *pipeline
 // element, the other columns repeated. A list of structs becomes one
 // column per struct field. A row whose lists differ in length, or whose
 // lists are null, is rejected with the lengths; an empty list gives no
-// child rows.
+// child rows. Lists named by FillNulls may be null where the others are
+// not: their elements come out null.
 type Explode struct {
 	mem      memory.Allocator
 	lists    []int
+	fill     []bool // per list: a null one reads as nulls (FillNulls)
 	keep     []int
 	index    string
 	structOf []bool
+	in       *arrow.Schema
 	schema   *arrow.Schema
 }
 
@@ -341,7 +344,7 @@ func NewExplode(mem memory.Allocator, in *arrow.Schema, columns, as []string, in
 	if err != nil {
 		return nil, fmt.Errorf("explode: %w", err)
 	}
-	e := &Explode{mem: mem, lists: lists, index: index}
+	e := &Explode{mem: mem, in: in, lists: lists, index: index}
 	isList := map[int]bool{}
 	for i, c := range lists {
 		lt, ok := in.Field(c).Type.(*arrow.ListType)
@@ -416,6 +419,35 @@ func NewExplode(mem memory.Allocator, in *arrow.Schema, columns, as []string, in
 	return e, nil
 }
 
+// FillNulls names list columns, of those exploded, that may be null in
+// a row whose other lists are not: each of their elements is then null,
+// as many as the other lists hold, instead of the row being rejected.
+// At least one exploded column must be left out, to give the length.
+func (e *Explode) FillNulls(columns []string) error {
+	if len(columns) == 0 {
+		return nil
+	}
+	idx, err := needColumns(e.in, columns...)
+	if err != nil {
+		return fmt.Errorf("explode: fill_nulls: %w", err)
+	}
+	e.fill = make([]bool, len(e.lists))
+	for k, c := range idx {
+		i := slices.Index(e.lists, c)
+		if i < 0 {
+			return fmt.Errorf("explode: fill_nulls: %s is not one of the exploded columns", columns[k])
+		}
+		e.fill[i] = true
+	}
+	if !slices.Contains(e.fill, false) {
+		return fmt.Errorf("explode: fill_nulls names every exploded column; leave out at least one, whose length the filled ones take")
+	}
+	return nil
+}
+
+// filled reports whether list i reads as nulls where it is null.
+func (e *Explode) filled(i int) bool { return e.fill != nil && e.fill[i] }
+
 // Process explodes one batch.
 func (e *Explode) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
 	n := int(in.NumRows())
@@ -439,11 +471,15 @@ func (e *Explode) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeli
 	for i := range elemIdx {
 		elemIdx[i] = make([]int64, 0, total)
 	}
+	filledAny := make([]bool, len(lists)) // a list with a -1 (null) element index
 	for r := 0; r < n; r++ {
 		l0 := -1
 		ok := true
-		for _, l := range lists {
+		for i, l := range lists {
 			if l.IsNull(r) {
+				if e.filled(i) {
+					continue
+				}
 				ok = false
 				break
 			}
@@ -462,6 +498,11 @@ func (e *Explode) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeli
 			parent = append(parent, int64(r))
 			index = append(index, int64(j))
 			for i, l := range lists {
+				if l.IsNull(r) { // a filled list (FillNulls)
+					elemIdx[i] = append(elemIdx[i], -1)
+					filledAny[i] = true
+					continue
+				}
 				s, _ := l.ValueOffsets(r)
 				elemIdx[i] = append(elemIdx[i], s+int64(j))
 			}
@@ -492,6 +533,15 @@ func (e *Explode) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeli
 		} else {
 			src = []arrow.Array{vals}
 		}
+		if filledAny[i] {
+			cols, err := takeFilled(ctx, e.mem, src, elemIdx[i])
+			if err != nil {
+				releaseAll(out)
+				return nil, err
+			}
+			out = append(out, cols...)
+			continue
+		}
 		// Elements usually come out in the order they are stored: then
 		// the new column is a slice of the list's values, not a copy.
 		if a, ok := runOf(elemIdx[i]); ok {
@@ -510,6 +560,36 @@ func (e *Explode) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeli
 	b := array.NewRecordBatch(e.schema, out, int64(len(parent)))
 	releaseAll(out)
 	return b, nil
+}
+
+// takeFilled is takeColumns where an index of -1 gives a null: each of
+// cols is taken from a copy with one null added at its end.
+func takeFilled(ctx context.Context, mem memory.Allocator, cols []arrow.Array, idx []int64) ([]arrow.Array, error) {
+	out := make([]arrow.Array, 0, len(cols))
+	at := make([]int64, len(idx))
+	for _, c := range cols {
+		null := array.MakeArrayOfNull(mem, c.DataType(), 1)
+		padded, err := array.Concatenate([]arrow.Array{c, null}, mem)
+		null.Release()
+		if err != nil {
+			releaseAll(out)
+			return nil, fmt.Errorf("explode: %w", err)
+		}
+		for k, v := range idx {
+			at[k] = v
+			if v < 0 {
+				at[k] = int64(c.Len())
+			}
+		}
+		taken, err := takeColumns(ctx, mem, []arrow.Array{padded}, at)
+		padded.Release()
+		if err != nil {
+			releaseAll(out)
+			return nil, err
+		}
+		out = append(out, taken...)
+	}
+	return out, nil
 }
 
 func (e *Explode) lengths(in arrow.RecordBatch, lists []*array.List, r int) string {

@@ -658,11 +658,53 @@ func TestExplode(t *testing.T) {
 		index   string
 		keep    []string
 		prefix  string
+		fill    []string
 		names   []string
 		want    []string
 		rejects []string // "rule column line"
 		reasons []string // substrings of each reject's reason, in order
 	}{
+		{
+			// A participant who ranked but left no ratings keeps the rows.
+			name:    "fill_nulls reads a null list as nulls, the others give the length",
+			cols:    aligned,
+			rows:    `[{"id":"x","a":["p","q"],"b":null,"_line":1},{"id":"y","a":["r"],"b":[5],"_line":2},{"id":"z","a":null,"b":[6],"_line":3},{"id":"w","a":null,"b":null,"_line":4}]`,
+			columns: []string{"a", "b"},
+			fill:    []string{"b"},
+			index:   "i",
+			names:   []string{"id", "_line", "i", "a", "b"},
+			want: []string{
+				`1:{"a":"p","b":null,"i":0,"id":"x"}`,
+				`1:{"a":"q","b":null,"i":1,"id":"x"}`,
+				`2:{"a":"r","b":5,"i":0,"id":"y"}`,
+			},
+			rejects: []string{"explode a 3", "explode a 4"},
+			reasons: []string{"a is null, b has 1", "the lists are null"},
+		},
+		{
+			name:    "fill_nulls in a slice, lengths still compared",
+			cols:    aligned,
+			rows:    `[{"id":"v","a":["o"],"b":[0],"_line":1},{"id":"x","a":["p","q"],"b":[7],"_line":2},{"id":"y","a":["r"],"b":null,"_line":3}]`,
+			slice:   []int64{1, 3},
+			columns: []string{"a", "b"},
+			fill:    []string{"b"},
+			names:   []string{"id", "_line", "a", "b"},
+			want:    []string{`3:{"a":"r","b":null,"id":"y"}`},
+			rejects: []string{"explode a 2"},
+			reasons: []string{"a has 2, b has 1"},
+		},
+		{
+			name:    "fill_nulls on a list of structs gives null fields",
+			cols:    []string{"id:string", "a:list<string>", "st:list<struct<text:string,citations:list<string>>>", "_line:int64"},
+			rows:    `[{"id":"r1","a":["p"],"st":null,"_line":1},{"id":"r2","a":["q"],"st":[{"text":"t","citations":["c"]}],"_line":2}]`,
+			columns: []string{"a", "st"},
+			fill:    []string{"st"},
+			names:   []string{"id", "_line", "a", "text", "citations"},
+			want: []string{
+				`1:{"a":"p","citations":null,"id":"r1","text":null}`,
+				`2:{"a":"q","citations":["c"],"id":"r2","text":"t"}`,
+			},
+		},
 		{
 			name:    "aligned lists of equal length with an index",
 			cols:    aligned,
@@ -808,6 +850,9 @@ func TestExplode(t *testing.T) {
 			s := tcSchema(t, tt.cols...)
 			e, err := NewExplode(mem, s, tt.columns, tt.as, tt.index, tt.keep, tt.prefix)
 			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.FillNulls(tt.fill); err != nil {
 				t.Fatal(err)
 			}
 			if e.Name() != "explode" {

@@ -88,6 +88,8 @@ type ParquetFile struct {
 	// uncarried are the file's columns CarryExtra leaves out: their
 	// names start with _, as agora's own columns' do.
 	uncarried []string
+	// ignored are the file's undeclared columns, without CarryExtra.
+	ignored []string
 }
 
 // Notes reports the optional columns the file lacks, the columns read
@@ -106,6 +108,9 @@ func (s *ParquetFile) Notes() []string {
 	if len(s.untyped) > 0 {
 		notes = append(notes, fmt.Sprintf("%s: %s not carried (not a type every Parquet reader takes; declare the column to read it)", s.Name, strings.Join(s.untyped, ", ")))
 	}
+	if len(s.ignored) > 0 {
+		notes = append(notes, fmt.Sprintf("%s: %d columns not declared, not read: %s (extra_columns: carry keeps them)", s.Name, len(s.ignored), listSome(s.ignored, 12)))
+	}
 	notes = append(notes, s.shaped...)
 	names := make([]string, 0, len(s.Columns)+len(s.extra))
 	for _, f := range s.Columns {
@@ -120,6 +125,14 @@ func (s *ParquetFile) Notes() []string {
 		}
 	}
 	return notes
+}
+
+// listSome joins the first n of names, and says how many more there are.
+func listSome(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }
 
 // Schema returns the schema of the decoded batches. With CarryExtra it
@@ -259,11 +272,19 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 			shaped = append(shaped, fmt.Sprintf("%s: column %s is %s in the file, declared %s: %s", s.Name, f.Name, have, f.Type, shapeNote(have, f.Type)))
 		}
 	}
+	var ignored []string
+	if !s.CarryExtra {
+		for _, f := range fs.Fields() {
+			if !slices.ContainsFunc(s.Columns, func(c ParquetColumn) bool { return c.Name == f.Name }) {
+				ignored = append(ignored, f.Name)
+			}
+		}
+	}
 	if len(missing) > 0 {
 		return &DecodeError{File: s.Name, Err: fmt.Errorf("%w: the file has no %s (it has %d columns: %s)%s", ErrMissingColumns, strings.Join(missing, ", "), len(fs.Fields()), strings.Join(arrowx.FieldNames(fs), ", "), structHint(fs, missing))}
 	}
 	s.mu.Lock()
-	s.absent, s.shaped = absent, shaped
+	s.absent, s.shaped, s.ignored = absent, shaped, ignored
 	s.mu.Unlock()
 	// The footer's guess bounds the probe's: first rows that are short
 	// must not make batches of long ones huge.

@@ -950,8 +950,13 @@ func TestParquetOptionalColumns(t *testing.T) {
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
 	}
-	if n := s.Notes(); len(n) != 1 || !strings.Contains(n[0], "f.parquet has no not.there (declared optional: read as nulls)") {
+	// The file's other columns are said to be passed over, in its order.
+	if n := s.Notes(); len(n) != 2 || !strings.Contains(n[0], "f.parquet has no not.there (declared optional: read as nulls)") ||
+		n[1] != "f.parquet: 5 columns not declared, not read: candidates.metadata.id, metadata.created, metadata.updated, nested, extra (extra_columns: carry keeps them)" {
 		t.Errorf("notes %q", n)
+	}
+	if got := listSome([]string{"a", "b", "c"}, 2); got != "a, b and 1 more" {
+		t.Errorf("listSome = %q", got)
 	}
 	s.Columns[1].Optional = false
 	s.absent = nil

@@ -205,7 +205,8 @@ def habermas(data, out):
         "question.text", "question.affirming_statement", "question.negating_statement", "question.topic",
         "question.split", "own_opinion.text", "own_opinion.metadata.id", "own_opinion.metadata.provenance",
         "critique.text", "critique.metadata.id", "critique.metadata.provenance", "top_candidate.text",
-        "top_candidate.metadata.id", "top_candidate.metadata.provenance", "candidates.metadata.id",
+        "top_candidate.metadata.id", "top_candidate.metadata.provenance",
+        "top_candidate.metadata.generative_model.api_version", "candidates.metadata.id",
         "candidates.text", "candidates.metadata.provenance", "candidates.display_label",
         "candidates.reward_data.reward_predictions", "candidates.parent_statement_ids", "rankings.candidate_ids",
         "rankings.numerical_ranks", "rankings.metadata.status", "ratings.agreement", "ratings.quality",
@@ -216,7 +217,9 @@ def habermas(data, out):
     comparisons = df.select(
         *[(pl.col(c).cast(ts) if c == "metadata.created" else
            pl.col(c).str.to_datetime(time_unit="us", time_zone="UTC") if c == "metadata.updated" else
-           pl.col(c)).alias(snake(c)) for c in comparisons_cols])
+           pl.col(c)).alias(snake(c)) for c in comparisons_cols],
+        # declared optional in pipeline.yaml; the generator writes none
+        pl.lit(None, dtype=pl.String).alias("top_candidate_metadata_reward_model_api_version"))
     rows["comparisons"] = write(comparisons, out, "comparisons", "metadata_version")
     del comparisons
 
@@ -269,12 +272,14 @@ def habermas(data, out):
     del other, df
 
     pcols = ["launch_id", "metadata.id", "metadata.participant_id", "metadata.created", "metadata.status",
-             "worker_id", "question.id", "question.split", "question.topic", "question_index", "rating_index"]
+             "worker_id", "question.id", "question.split", "question.topic", "question_index", "rating_index",
+             "ratings.metadata.id", "ratings.metadata.created"]
     pr = pl.read_parquet(os.path.join(d, "hm_all_position_statement_ratings.parquet"),
                          columns=[*pcols, "ratings.agreement", "metadata.version"])
     position = (pr.filter(pl.col("ratings.agreement").list.len() > 0)
                 .explode("ratings.agreement")
-                .select(*[(pl.col(k).cast(ts) if k == "metadata.created" else pl.col(k)).alias(snake(k))
+                .select(*[(pl.col(k).cast(ts) if k in ("metadata.created", "ratings.metadata.created")
+                           else pl.col(k)).alias(snake(k))
                           for k in pcols],
                         pl.col("ratings.agreement").alias("agreement"),
                         enum_value("ratings.agreement", AGREEMENT).alias("agreement_value"),

@@ -300,7 +300,8 @@ def habermas(data, out):
         "question.text", "question.affirming_statement", "question.negating_statement", "question.topic",
         "question.split", "own_opinion.text", "own_opinion.metadata.id", "own_opinion.metadata.provenance",
         "critique.text", "critique.metadata.id", "critique.metadata.provenance", "top_candidate.text",
-        "top_candidate.metadata.id", "top_candidate.metadata.provenance", "candidates.metadata.id",
+        "top_candidate.metadata.id", "top_candidate.metadata.provenance",
+        "top_candidate.metadata.generative_model.api_version", "candidates.metadata.id",
         "candidates.text", "candidates.metadata.provenance", "candidates.display_label",
         "candidates.reward_data.reward_predictions", "candidates.parent_statement_ids", "rankings.candidate_ids",
         "rankings.numerical_ranks", "rankings.metadata.status", "ratings.agreement", "ratings.quality",
@@ -316,6 +317,8 @@ def habermas(data, out):
         elif c == "metadata.updated":
             v = pc.cast(pc.cast(v, pa.timestamp("ns", tz="UTC")), ts)
         cols[snake(c)] = v
+    # declared optional in pipeline.yaml; the generator writes none
+    cols["top_candidate_metadata_reward_model_api_version"] = pa.nulls(t.num_rows, pa.string())
     rows["comparisons"] = write(pa.table(cols), out, "comparisons", "metadata_version")
     del cols
 
@@ -366,12 +369,14 @@ def habermas(data, out):
 
     pcols = ["launch_id", "metadata.id", "metadata.participant_id", "metadata.created", "metadata.status",
              "worker_id", "question.id", "question.split", "question.topic", "question_index", "rating_index",
+             "ratings.metadata.id", "ratings.metadata.created",
              "metadata.version"]
     p = pq.read_table(os.path.join(d, "hm_all_position_statement_ratings.parquet"),
                       columns=pcols + ["ratings.agreement"])
     e = explode(p, ["ratings.agreement"], "_i", pcols)
     ag = e["ratings.agreement"]
-    position = pa.table({**{snake(k): (pc.cast(e[k], ts) if k == "metadata.created" else e[k])
+    position = pa.table({**{snake(k): (pc.cast(e[k], ts) if k in ("metadata.created", "ratings.metadata.created")
+                                       else e[k])
                             for k in pcols if k != "metadata.version"},
                          "agreement": ag, "agreement_value": enum_value(ag, AGREEMENT),
                          "is_mock": pc.fill_null(pc.equal(ag, "MOCK"), False),

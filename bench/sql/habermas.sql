@@ -20,6 +20,8 @@ COPY (
          "critique.metadata.provenance" AS critique_metadata_provenance,
          "top_candidate.text" AS top_candidate_text, "top_candidate.metadata.id" AS top_candidate_metadata_id,
          "top_candidate.metadata.provenance" AS top_candidate_metadata_provenance,
+         "top_candidate.metadata.generative_model.api_version" AS top_candidate_metadata_generative_model_api_version,
+         NULL::VARCHAR AS top_candidate_metadata_reward_model_api_version, -- declared optional; the generator writes none
          "candidates.metadata.id" AS candidates_metadata_id, "candidates.text" AS candidates_text,
          "candidates.metadata.provenance" AS candidates_metadata_provenance,
          "candidates.display_label" AS candidates_display_label,
@@ -81,7 +83,7 @@ COPY (
 -- table: position_ratings
 COPY (
   SELECT launch_id, metadata_id, metadata_participant_id, metadata_created, metadata_status, worker_id, question_id,
-         question_split, question_topic, question_index, rating_index, agreement,
+         question_split, question_topic, question_index, rating_index, ratings_metadata_id, ratings_metadata_created, agreement,
          list_position(['STRONGLY_DISAGREE', 'DISAGREE', 'SOMEWHAT_DISAGREE', 'NEUTRAL', 'SOMEWHAT_AGREE', 'AGREE', 'STRONGLY_AGREE'], agreement)::BIGINT AS agreement_value,
          coalesce(agreement = 'MOCK', false) AS is_mock,
          metadata_version
@@ -89,6 +91,8 @@ COPY (
     SELECT launch_id, "metadata.id" AS metadata_id, "metadata.participant_id" AS metadata_participant_id,
            "metadata.created"::TIMESTAMPTZ AS metadata_created, "metadata.status" AS metadata_status, worker_id,
            "question.id" AS question_id, "question.split" AS question_split, "question.topic" AS question_topic,
-           question_index, rating_index, unnest("ratings.agreement") AS agreement, "metadata.version" AS metadata_version
+           question_index, rating_index, "ratings.metadata.id" AS ratings_metadata_id,
+           "ratings.metadata.created"::TIMESTAMPTZ AS ratings_metadata_created,
+           unnest("ratings.agreement") AS agreement, "metadata.version" AS metadata_version
     FROM read_parquet('{{data}}/habermas/hm_all_position_statement_ratings.parquet'))
 ) TO '{{out}}/position_ratings' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 65536, OVERWRITE_OR_IGNORE, PARTITION_BY (metadata_version));
