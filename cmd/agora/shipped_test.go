@@ -1,0 +1,136 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// TestShippedConfigCountsKeptRows: with the shipped pipeline.yaml, a
+// DeliData message given twice is counted in neither messages nor
+// groups, and a Habermas comparison row given twice is rejected by
+// comparisons and left out of round_outcomes' counts, as candidate_ratings
+// already rejected its candidates.
+func TestShippedConfigCountsKeptRows(t *testing.T) {
+	data := t.TempDir()
+	if err := os.CopyFS(filepath.Join(data, "delidata"), os.DirFS("../../testdata/delidata")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(data, "habermas"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// DeliData: the last MESSAGE line of one group file, twice.
+	group := filepath.Join(data, "delidata", "04bc6ccf-e281-4801-9394-bd48dfebebea")
+	b, err := os.ReadFile(group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
+	last := -1
+	for i, l := range lines {
+		if strings.Contains(l, "\tMESSAGE\t") {
+			last = i
+		}
+	}
+	if last < 0 {
+		t.Fatal("no MESSAGE line in the group file")
+	}
+	dup := strings.TrimSuffix(lines[last], "\n") + "\n"
+	if err := os.WriteFile(group, []byte(strings.Join(lines, "")+"\n"+dup), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Habermas: the comparisons file with its row 5 again at the end.
+	src := "../../testdata/habermas/"
+	b, err = os.ReadFile(src + "hm_all_position_statement_ratings.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "habermas", "hm_all_position_statement_ratings.parquet"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tbl := readTable(t, src+"hm_all_candidate_comparisons.parquet")
+	defer tbl.Release()
+	cols := make([]arrow.Column, tbl.NumCols())
+	for i := range cols {
+		row := array.NewChunkedSlice(tbl.Column(i).Data(), 5, 6)
+		defer row.Release()
+		chunks := append(append([]arrow.Array{}, tbl.Column(i).Data().Chunks()...), row.Chunks()...)
+		ch := arrow.NewChunked(tbl.Column(i).DataType(), chunks)
+		cols[i] = *arrow.NewColumn(tbl.Schema().Field(i), ch)
+		ch.Release()
+	}
+	twice := array.NewTable(tbl.Schema(), cols, tbl.NumRows()+1)
+	defer twice.Release()
+	f, err := os.Create(filepath.Join(data, "habermas", "hm_all_candidate_comparisons.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pqarrow.WriteTable(twice, f, 100, parquet.NewWriterProperties(parquet.WithAllocator(memory.NewGoAllocator())), pqarrow.DefaultWriterProps()); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	out := t.TempDir()
+	if code, _, stderr := agora(t, "run", "--config", "../../pipeline.yaml", "--data", data, "--out", out, "--only", "delidata,habermas", "--quiet"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	counts := func(ds string) map[string][3]int64 {
+		var m struct {
+			Tables []struct {
+				Name                                string
+				RowsIn, RowsWritten, RowsRejected int64
+			}
+		}
+		b, err := os.ReadFile(filepath.Join(out, ds, "manifest.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The manifest's keys are snake_case.
+		b = []byte(strings.NewReplacer(`"rows_in"`, `"RowsIn"`, `"rows_written"`, `"RowsWritten"`, `"rows_rejected"`, `"RowsRejected"`).Replace(string(b)))
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		c := map[string][3]int64{}
+		for _, tb := range m.Tables {
+			c[tb.Name] = [3]int64{tb.RowsIn, tb.RowsWritten, tb.RowsRejected}
+		}
+		return c
+	}
+	sum := func(p, col string) int64 {
+		var n int64
+		files, _ := filepath.Glob(p)
+		for _, f := range files {
+			tb := readTable(t, f)
+			ch := tb.Column(int(tb.Schema().FieldIndices(col)[0])).Data()
+			for _, a := range ch.Chunks() {
+				for _, v := range a.(*array.Int64).Int64Values() {
+					n += v
+				}
+			}
+			tb.Release()
+		}
+		return n
+	}
+	d := counts("delidata")
+	if d["messages"][2] != 1 {
+		t.Errorf("messages rejected %d rows, want the repeated message", d["messages"][2])
+	}
+	if got := sum(filepath.Join(out, "delidata", "groups", "*.parquet"), "n_rows"); got != d["messages"][1] {
+		t.Errorf("groups count %d rows, messages holds %d", got, d["messages"][1])
+	}
+	h := counts("habermas")
+	if h["comparisons"] != [3]int64{301, 300, 1} {
+		t.Errorf("comparisons in, written, rejected = %v, want the repeated row rejected", h["comparisons"])
+	}
+	if got := sum(filepath.Join(out, "habermas", "round_outcomes", "*", "*.parquet"), "n_rows"); got != 300 {
+		t.Errorf("round_outcomes count %d rows, want 300", got)
+	}
+}
