@@ -208,9 +208,15 @@ func sameRelease(out, id string, man Manifest) (Manifest, bool) {
 }
 
 // intact reports whether every file the manifest lists is in dir at its
-// size: a release a person or a disk has since cut into (a table's
-// folder removed) is made again rather than found unchanged.
+// size, and the dataset card and data package beside it: a release a
+// person or a disk has since cut into (a table's folder removed) is made
+// again rather than found unchanged.
 func intact(dir string, m Manifest) bool {
+	for _, f := range []string{"README.md", "datapackage.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			return false
+		}
+	}
 	for _, t := range m.Tables {
 		for _, f := range t.Files {
 			fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(f.Path)))

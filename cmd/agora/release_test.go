@@ -752,23 +752,28 @@ func TestOnlyListAsWritten(t *testing.T) {
 }
 
 // TestRerunMendsACutRelease: a release with a file gone (a table's
-// folder removed by hand) is made again, not found unchanged.
+// folder, the dataset card or the data package removed by hand) is made
+// again, not found unchanged.
 func TestRerunMendsACutRelease(t *testing.T) {
-	out := t.TempDir()
-	args := []string{"run", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--out", out, "--only", "crowdrag25", "--quiet"}
-	if code, stdout, stderr := agora(t, args...); code != 0 {
-		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
-	}
-	if code, stdout, _ := agora(t, args...); code != 0 || !strings.Contains(stdout, "nothing to do") {
-		t.Fatalf("an untouched release is not found unchanged: exit %d\n%s", code, stdout)
-	}
-	os.RemoveAll(filepath.Join(out, "crowdrag25", "votes"))
-	code, stdout, stderr := agora(t, args...)
-	if code != 0 || strings.Contains(stdout, "nothing to do") {
-		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
-	}
-	if m, _ := filepath.Glob(filepath.Join(out, "crowdrag25", "votes", "*", "*.parquet")); len(m) == 0 {
-		t.Error("votes not written again")
+	for _, cut := range []string{"votes", "README.md", "datapackage.json"} {
+		t.Run(cut, func(t *testing.T) {
+			out := t.TempDir()
+			args := []string{"run", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--out", out, "--only", "crowdrag25", "--quiet"}
+			if code, stdout, stderr := agora(t, args...); code != 0 {
+				t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+			}
+			if code, stdout, _ := agora(t, args...); code != 0 || !strings.Contains(stdout, "nothing to do") {
+				t.Fatalf("an untouched release is not found unchanged: exit %d\n%s", code, stdout)
+			}
+			os.RemoveAll(filepath.Join(out, "crowdrag25", cut))
+			code, stdout, stderr := agora(t, args...)
+			if code != 0 || strings.Contains(stdout, "nothing to do") {
+				t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+			}
+			if _, err := os.Stat(filepath.Join(out, "crowdrag25", cut)); err != nil {
+				t.Errorf("%s not written again: %v", cut, err)
+			}
+		})
 	}
 }
 
