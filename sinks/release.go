@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 )
 
 // Release stages one dataset's output in a hidden folder beside its
@@ -18,6 +20,9 @@ type Release struct {
 	fs           FS
 	out, dataset string
 	staging      string
+	// Notes say what the tidying before the release left: a stale
+	// folder that could not be removed, set aside under another name.
+	Notes []string
 }
 
 // NewRelease does what Recover does, then makes an empty staging folder.
@@ -39,9 +44,13 @@ func NewRelease(fs FS, out, dataset string) (*Release, error) {
 // a previous release set aside by a swap that did not finish, and
 // removes stale staging. NewRelease does it first; a run that has
 // nothing to publish calls it alone. The caller holds the dataset's lock.
-func Recover(fs FS, out, dataset string) error {
-	_, err := recoverRelease(fs, out, dataset)
-	return err
+// The notes say what could not be removed and was set aside instead.
+func Recover(fs FS, out, dataset string) ([]string, error) {
+	r, err := recoverRelease(fs, out, dataset)
+	if err != nil {
+		return nil, err
+	}
+	return r.Notes, nil
 }
 
 func recoverRelease(fs FS, out, dataset string) (*Release, error) {
@@ -65,10 +74,28 @@ func recoverRelease(fs FS, out, dataset string) (*Release, error) {
 			}
 		}
 	}
+	// Folders set aside by earlier runs (below) go when they can.
+	stale, _ := filepath.Glob(filepath.Join(out, ".agora-stale-"+globEscape(dataset)+"-*"))
+	for _, p := range stale {
+		if err := r.fs.RemoveAll(p); err != nil {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s, left by an earlier run, could not be removed (%v); remove it by hand", p, err))
+		}
+	}
 	if err := r.fs.RemoveAll(r.staging); err != nil {
-		return nil, fmt.Errorf("remove stale staging %s (left by an earlier run; remove it by hand): %w", r.staging, err)
+		// Set it aside, so that this run (and the next) can stage
+		// again: a folder that will not go must not stop every run.
+		aside := filepath.Join(out, fmt.Sprintf(".agora-stale-%s-%d", dataset, time.Now().UnixNano()))
+		if rerr := r.fs.Rename(r.staging, aside); rerr != nil {
+			return nil, fmt.Errorf("remove stale staging %s (left by an earlier run; remove it by hand): %w", r.staging, err)
+		}
+		r.Notes = append(r.Notes, fmt.Sprintf("stale staging %s could not be removed (%v); set aside as %s, which later runs try to remove", r.staging, err, aside))
 	}
 	return r, nil
+}
+
+// globEscape escapes the characters filepath.Match treats as special.
+func globEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`).Replace(s)
 }
 
 // Dir is the staging folder to write the dataset's tables into.
@@ -147,7 +174,9 @@ func (r *Release) Publish() error {
 	if _, err := r.fs.Stat(target); err == nil {
 		if err := r.fs.Exchange(r.staging, target); err == nil {
 			if err := r.fs.SyncDir(r.out); err != nil {
-				return fmt.Errorf("publish: %w", err)
+				// The new release is in place: this is no failure to
+				// undo, and the previous one stays until the next run.
+				return fmt.Errorf("%w (%v): the previous release is kept in %s until the next run", ErrNotSynced, err, r.staging)
 			}
 			if err := r.fs.RemoveAll(r.staging); err != nil { // now the previous release
 				return fmt.Errorf("%w: the previous release, now in %s, could not be removed: %v", ErrLeftover, r.staging, err)
@@ -169,7 +198,7 @@ func (r *Release) Publish() error {
 		return fmt.Errorf("publish: %w", err)
 	}
 	if err := r.fs.SyncDir(r.out); err != nil {
-		return fmt.Errorf("publish: %w", err)
+		return fmt.Errorf("%w (%v): the previous release is kept in %s until the next run", ErrNotSynced, err, old)
 	}
 	if hadOld {
 		if err := r.fs.RemoveAll(old); err != nil {
@@ -228,6 +257,13 @@ func replaceable(fs FS, target string) error {
 // succeeded, and the folder named in the error is left to remove (the
 // next run tries again).
 var ErrLeftover = errors.New("published, but the previous release was left behind")
+
+// ErrNotSynced is returned by Publish when the new release is in place
+// but the folder holding it could not be synced to disk: readers see the
+// new release, which a crash of the machine before the disk catches up
+// could undo. The run succeeded; the previous release is kept until the
+// next run.
+var ErrNotSynced = errors.New("published, but the output folder could not be synced to disk")
 
 // Published reports whether out/<dataset> holds a complete release
 // (its _SUCCESS marker is there).

@@ -374,7 +374,7 @@ func TestRecoverRemovesAReleaseLeftBehind(t *testing.T) {
 		os.WriteFile(filepath.Join(out, d, "_SUCCESS"), nil, 0o644)
 	}
 	os.WriteFile(filepath.Join(out, "ds", "new"), nil, 0o644)
-	if err := Recover(nil, out, "ds"); err != nil {
+	if _, err := Recover(nil, out, "ds"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(out, ".agora-old-ds")); !errors.Is(err, os.ErrNotExist) {

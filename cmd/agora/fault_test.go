@@ -81,6 +81,13 @@ func (f *faultFS) RemoveAll(p string) error {
 	return f.OS.RemoveAll(p)
 }
 
+func (f *faultFS) SyncDir(dir string) error {
+	if err := f.hit("syncdir"); err != nil {
+		return err
+	}
+	return f.OS.SyncDir(dir)
+}
+
 type faultFile struct {
 	sinks.File
 	fs *faultFS
@@ -211,5 +218,81 @@ func TestPublishWithPreviousLeftBehind(t *testing.T) {
 		if strings.HasPrefix(e.Name(), ".agora-staging") || strings.HasPrefix(e.Name(), ".agora-old") {
 			t.Errorf("left behind after the next run: %s", e.Name())
 		}
+	}
+}
+
+// TestPublishNotSynced fails the sync of the output folder after the new
+// release is swapped in: the release is live, so the run succeeds with a
+// note (it used to fail, and its clean-up then removed the previous
+// release, which the swap had put in the staging folder); the folder
+// sync before the swap still fails the run with the previous release
+// intact; the next run clears what was kept.
+func TestPublishNotSynced(t *testing.T) {
+	cfg, base, counter := countedRun(t)
+	out := base.Out
+	last := counter.seen["syncdir"]
+	if last < 2 {
+		t.Fatalf("a run syncs %d folders, want the staging folder and the output folder", last)
+	}
+	previous, _ := os.ReadFile(filepath.Join(out, "crowdrag25", "manifest.json"))
+	opts := base
+	opts.FS = &faultFS{kind: "syncdir", n: last - 1} // the staging folder's
+	if err := runAll(context.Background(), cfg, opts, func(*DatasetResult) {}); !errors.Is(err, errInjected) {
+		t.Fatalf("err = %v, want the injected fault", err)
+	}
+	if now, _ := os.ReadFile(filepath.Join(out, "crowdrag25", "manifest.json")); string(now) != string(previous) {
+		t.Fatal("the previous release was disturbed")
+	}
+	opts.FS = &faultFS{kind: "syncdir", n: last}
+	var notes []string
+	if err := runAll(context.Background(), cfg, opts, func(r *DatasetResult) { notes = append(notes, r.Notes...) }); err != nil {
+		t.Fatalf("err = %v; the release is live, the failed sync only noted", err)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "could not be synced") || !strings.Contains(notes[0], ".agora-staging-crowdrag25") {
+		t.Fatalf("notes %q", notes)
+	}
+	if !sinks.Published(out, "crowdrag25") {
+		t.Fatal("not published")
+	}
+	if _, err := os.Stat(filepath.Join(out, ".agora-staging-crowdrag25", "_SUCCESS")); err != nil {
+		t.Errorf("the previous release is not kept: %v", err)
+	}
+	if err := runAll(context.Background(), cfg, base, func(*DatasetResult) {}); err != nil {
+		t.Fatalf("next run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, ".agora-staging-crowdrag25")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("kept release not cleared by the next run: %v", err)
+	}
+}
+
+// TestStaleStagingThatWillNotGo: stale staging that cannot be removed is
+// set aside under another name, with a note, instead of failing this run
+// and every run after it; a later run removes it.
+func TestStaleStagingThatWillNotGo(t *testing.T) {
+	cfg, base, _ := countedRun(t)
+	out := base.Out
+	staging := filepath.Join(out, ".agora-staging-crowdrag25")
+	if err := os.MkdirAll(staging, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(staging, "x"), []byte("x"), 0o644)
+	opts := base
+	opts.FS = &faultFS{kind: "removeall", n: 1}
+	var notes []string
+	if err := runAll(context.Background(), cfg, opts, func(r *DatasetResult) { notes = append(notes, r.Notes...) }); err != nil {
+		t.Fatalf("err = %v; stale staging that will not go is set aside", err)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "set aside as") {
+		t.Fatalf("notes %q", notes)
+	}
+	aside, _ := filepath.Glob(filepath.Join(out, ".agora-stale-crowdrag25-*"))
+	if len(aside) != 1 {
+		t.Fatalf("set aside: %q", aside)
+	}
+	if err := runAll(context.Background(), cfg, base, func(*DatasetResult) {}); err != nil {
+		t.Fatalf("next run: %v", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(out, ".agora-stale-*")); len(left) != 0 {
+		t.Errorf("not removed by the next run: %q", left)
 	}
 }

@@ -435,10 +435,11 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 		if unchanged(old, man) {
 			// Nothing to publish, but a killed run's staging goes all
 			// the same, or an unchanged nightly input would keep it.
-			if err := sinks.Recover(opts.FS, opts.Out, id); err != nil {
+			notes, err := sinks.Recover(opts.FS, opts.Out, id)
+			if err != nil {
 				return nil, err
 			}
-			return &DatasetResult{ID: id, Target: filepath.Join(opts.Out, id), Skipped: true, Released: old.Tables, Duration: time.Since(start)}, nil
+			return &DatasetResult{ID: id, Target: filepath.Join(opts.Out, id), Skipped: true, Released: old.Tables, Notes: notes, Duration: time.Since(start)}, nil
 		}
 		hashed <- nil
 	default:
@@ -520,6 +521,9 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 		return nil, err
 	}
 	res := &DatasetResult{ID: id, Tables: results}
+	if rel != nil {
+		res.Notes = rel.Notes
+	}
 	if opts.DryRun {
 		res.Duration = time.Since(start)
 		return res, nil
@@ -559,7 +563,7 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 		}
 	}
 	if err := rel.Publish(); err != nil {
-		if !errors.Is(err, sinks.ErrLeftover) {
+		if !errors.Is(err, sinks.ErrLeftover) && !errors.Is(err, sinks.ErrNotSynced) {
 			return nil, err
 		}
 		res.Notes = append(res.Notes, err.Error()) // published all the same
