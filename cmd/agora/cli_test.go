@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -1025,8 +1026,9 @@ func TestFetchAsksWhetherAFileChanged(t *testing.T) {
 
 // TestFetchSeesAnArchiveCutByHand: a file removed from a folder extracted
 // from an archive is seen on the next fetch (it was "in place" for any
-// non-empty folder): a pinned archive is fetched and extracted again, an
-// unpinned one is kept and said to have changed.
+// non-empty folder), and the archive is fetched and extracted again,
+// pinned or not (an unpinned one was kept as it was, and run converted
+// the folder cut short).
 func TestFetchSeesAnArchiveCutByHand(t *testing.T) {
 	archive := tarGz(t, map[string]string{"corpus/g1": "h\n1\n", "corpus/g2": "h\n2\n"})
 	ts := httptest.NewServer(&fetchServer{files: map[string][]byte{"/corpus.tar.gz": archive}})
@@ -1036,7 +1038,7 @@ func TestFetchSeesAnArchiveCutByHand(t *testing.T) {
 		restored        bool
 	}{
 		{"pinned", ", sha256: " + sha(archive), "downloaded (its files changed since it was extracted) demo/corpus", true},
-		{"not pinned", "", "demo/corpus is in place, changed since it was fetched", false},
+		{"not pinned", "", "downloaded (its files changed since it was extracted) demo/corpus", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := fetchConfig(t, "      - {url: https://example.org/corpus.tar.gz, archive: tar.gz, extract: corpus, to: demo/corpus"+tt.sum+"}")
@@ -1061,5 +1063,96 @@ func TestFetchSeesAnArchiveCutByHand(t *testing.T) {
 				t.Errorf("g2 restored: %v, want %v", err == nil, tt.restored)
 			}
 		})
+	}
+}
+
+// TestFetchMendsAKilledExtraction: a fetch killed between the two renames
+// of swapIn left the old folder aside and none in place, and one killed
+// while removing the old folder left it as the extraction folder; the
+// next fetch puts the old folder back (and finds it in place) and removes
+// the leftover. swapIn itself leaves the new folder in place, nothing
+// beside it.
+func TestFetchMendsAKilledExtraction(t *testing.T) {
+	archive := tarGz(t, map[string]string{"corpus/g1": "h\n1\n", "corpus/g2": "h\n2\n"})
+	ts := httptest.NewServer(&fetchServer{files: map[string][]byte{"/corpus.tar.gz": archive}})
+	defer ts.Close()
+	cfg := fetchConfig(t, "      - {url: https://example.org/corpus.tar.gz, archive: tar.gz, extract: corpus, to: demo/corpus, sha256: "+sha(archive)+"}")
+	dir := t.TempDir()
+	dest := filepath.Join(dir, "demo", "corpus")
+	fetch := func() string {
+		t.Helper()
+		code, stdout, stderr := agora(t, "fetch", "--config", cfg, "--data", dir, "--base-url", ts.URL)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+		}
+		return stdout
+	}
+	fetch()
+	if err := os.Rename(dest, dest+".old"); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(dest+".extracting", 0o755)
+	os.WriteFile(filepath.Join(dest+".extracting", "g1"), []byte("half"), 0o644)
+	if out := fetch(); !strings.Contains(out, "demo/corpus is in place") {
+		t.Errorf("the old folder is not put back: %s", out)
+	}
+	for _, p := range []string{dest + ".old", dest + ".extracting"} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left behind: %v", p, err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dest, "g2")); string(b) != "h\n2\n" {
+		t.Errorf("g2 = %q", b)
+	}
+
+	stage := filepath.Join(dir, "new")
+	os.MkdirAll(stage, 0o755)
+	os.WriteFile(filepath.Join(stage, "g3"), []byte("3"), 0o644)
+	if err := swapIn(stage, dest); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dest)
+	if len(entries) != 1 || entries[0].Name() != "g3" {
+		t.Errorf("after swapIn dest holds %v", entries)
+	}
+	left, _ := os.ReadDir(filepath.Dir(dest))
+	if len(left) != 1 {
+		t.Errorf("beside dest: %v", left)
+	}
+	if _, err := os.Stat(stage); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stage left: %v", err)
+	}
+}
+
+// TestFetchGivesUpOnAStalledBody: a server that sends part of a body and
+// then nothing is given up on after the idle time, with a message that
+// says so; the run waited for ever.
+func TestFetchGivesUpOnAStalledBody(t *testing.T) {
+	release := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000000")
+		w.WriteHeader(http.StatusOK)
+		w.Write(bytes.Repeat([]byte("x"), 1000))
+		w.(http.Flusher).Flush()
+		select { // without the idle timeout, the test fails after 20 s rather than hangs
+		case <-release:
+		case <-time.After(20 * time.Second):
+		}
+	}))
+	defer ts.Close()
+	defer close(release)
+	p := fetchConfig(t, "      - {url: https://example.org/a.jsonl, to: demo/a.jsonl}")
+	cfg, err := loadConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	start := time.Now()
+	err = fetchAll(t.Context(), cfg, []string{"demo"}, fetchOptions{Data: t.TempDir(), BaseURL: ts.URL, Idle: 200 * time.Millisecond}, &out)
+	if err == nil || !strings.Contains(err.Error(), "nothing received for 200ms: the server stopped sending") || !strings.Contains(err.Error(), "after 1000 bytes") {
+		t.Errorf("err = %v", err)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("gave up after %s", d)
 	}
 }

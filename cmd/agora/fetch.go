@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/agora-etl/agora/config"
 )
@@ -44,6 +45,10 @@ type fetchOptions struct {
 	Log     *slog.Logger
 	// Progress, when set, tracks each download's bytes.
 	Progress progressUI
+	// Idle is how long a download may receive nothing before it is
+	// given up on (default 2 minutes): a server that stops sending
+	// mid-body would otherwise hold a nightly job for ever.
+	Idle time.Duration
 }
 
 func newFetchCmd(stdout io.Writer, g *globalOptions) *cobra.Command {
@@ -185,6 +190,9 @@ func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (str
 	dest := filepath.Join(opts.Data, filepath.FromSlash(f.To))
 	pinned := f.SHA256 != "" || f.MD5 != ""
 	changed := ""
+	if f.Archive != "" {
+		restoreAside(dest)
+	}
 	if !opts.Force {
 		done, msg, err := alreadyFetched(f, dest)
 		if err != nil {
@@ -193,11 +201,11 @@ func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (str
 		rec := readRecord(opts.Data, f.To)
 		if done && f.Archive != "" && !sameListing(rec, dest) {
 			// Files of the extracted folder removed, added or changed in
-			// size since it was extracted.
-			if !pinned {
-				return fmt.Sprintf("%s is in place, changed since it was fetched (files added, removed or resized); --force downloads and extracts it again", f.To), nil
-			}
+			// size since it was extracted: a folder cut short (by hand,
+			// or by a run killed before extraction was atomic) is made
+			// whole again, pinned or not, rather than converted as it is.
 			done, changed = false, "its files changed since it was extracted"
+			opts.Log.Warn("extracted folder changed since it was fetched; fetching it again", "path", dest)
 		}
 		if done && !pinned {
 			// No checksum pins the file: ask the server whether it changed.
@@ -328,7 +336,13 @@ func download(ctx context.Context, opts fetchOptions, u, part, name string, resu
 	if fi, err := os.Stat(part); err == nil {
 		have = fi.Size()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	idle := opts.Idle
+	if idle <= 0 {
+		idle = 2 * time.Minute
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u, nil)
 	if err != nil {
 		return 0, false, rec, err
 	}
@@ -372,7 +386,13 @@ func download(ctx context.Context, opts fetchOptions, u, part, name string, resu
 		defer t.Done()
 		w = io.MultiWriter(out, t)
 	}
-	n, err = io.Copy(w, resp.Body)
+	stalled := fmt.Errorf("nothing received for %s: the server stopped sending", idle)
+	watchdog := time.AfterFunc(idle, func() { cancel(stalled) })
+	n, err = io.Copy(w, &idleReader{r: resp.Body, timer: watchdog, idle: idle})
+	watchdog.Stop()
+	if errors.Is(context.Cause(rctx), stalled) && ctx.Err() == nil {
+		err = stalled
+	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
@@ -386,6 +406,21 @@ func download(ctx context.Context, opts fetchOptions, u, part, name string, resu
 	// next fetch to ask whether it changed.
 	rec.ETag, rec.LastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
 	return have + n, have > 0, rec, nil
+}
+
+// idleReader restarts timer at every read that brings bytes.
+type idleReader struct {
+	r     io.Reader
+	timer *time.Timer
+	idle  time.Duration
+}
+
+func (i *idleReader) Read(p []byte) (int, error) {
+	n, err := i.r.Read(p)
+	if n > 0 {
+		i.timer.Reset(i.idle)
+	}
+	return n, err
 }
 
 // wholeFile checks, for the formats that can tell (by the name to), that
@@ -669,10 +704,48 @@ func extract(archive string, f *config.FetchFile, dest string) (int, error) {
 	if n == 0 {
 		return 0, fmt.Errorf("the archive has no files under %q", f.Extract)
 	}
-	if err := os.RemoveAll(dest); err != nil {
-		return 0, err
+	return n, swapIn(stage, dest)
+}
+
+// swapIn puts the folder stage in place of dest in one step where the
+// kernel can (renameat2 exchange), then removes what dest held: a fetch
+// killed at any point leaves dest whole, the old folder or the new one,
+// never a half-removed one. Elsewhere the old folder is renamed aside
+// first, and restoreAside puts it back if the second rename never came.
+func swapIn(stage, dest string) error {
+	if _, err := os.Stat(dest); err == nil {
+		if err := unix.Renameat2(unix.AT_FDCWD, stage, unix.AT_FDCWD, dest, unix.RENAME_EXCHANGE); err == nil {
+			return os.RemoveAll(stage) // now the old folder
+		}
+		aside := dest + ".old"
+		if err := os.RemoveAll(aside); err != nil {
+			return err
+		}
+		if err := os.Rename(dest, aside); err != nil {
+			return err
+		}
+		if err := os.Rename(stage, dest); err != nil {
+			os.Rename(aside, dest)
+			return err
+		}
+		return os.RemoveAll(aside)
 	}
-	return n, os.Rename(stage, dest)
+	return os.Rename(stage, dest)
+}
+
+// restoreAside tidies what a fetch killed during swapIn left beside
+// dest: the old folder set aside goes back where dest is missing, and is
+// removed where dest is there; a stale extraction folder is removed.
+func restoreAside(dest string) {
+	aside := dest + ".old"
+	if _, err := os.Stat(aside); err == nil {
+		if _, err := os.Stat(dest); errors.Is(err, os.ErrNotExist) {
+			os.Rename(aside, dest)
+		} else {
+			os.RemoveAll(aside)
+		}
+	}
+	os.RemoveAll(dest + ".extracting")
 }
 
 // archivePath maps an archive member to its path below the extract

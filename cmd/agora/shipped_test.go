@@ -85,7 +85,7 @@ func TestShippedConfigCountsKeptRows(t *testing.T) {
 	counts := func(ds string) map[string][3]int64 {
 		var m struct {
 			Tables []struct {
-				Name                                string
+				Name                              string
 				RowsIn, RowsWritten, RowsRejected int64
 			}
 		}
