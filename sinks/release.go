@@ -55,6 +55,28 @@ func Recover(fs FS, out, dataset string) ([]string, error) {
 
 func recoverRelease(fs FS, out, dataset string) (*Release, error) {
 	fs = fsOrOS(fs)
+	// A symlink at out/<dataset> (a release kept on another disk) is
+	// followed: the release is staged and swapped beside what it points
+	// to, which a swap of the link itself would leave behind, stale.
+	link := filepath.Join(out, dataset)
+	if fi, err := os.Lstat(link); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		real, err := filepath.EvalSymlinks(link)
+		if errors.Is(err, os.ErrNotExist) {
+			// A link to a release not made yet: the folder it names.
+			if t, rerr := os.Readlink(link); rerr == nil {
+				if !filepath.IsAbs(t) {
+					t = filepath.Join(out, t)
+				}
+				if dir, derr := filepath.EvalSymlinks(filepath.Dir(t)); derr == nil {
+					real, err = filepath.Join(dir, filepath.Base(t)), nil
+				}
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s is a symbolic link agora cannot follow (%v): point it at a folder, or remove it", link, err)
+		}
+		out, dataset = filepath.Dir(real), filepath.Base(real)
+	}
 	r := &Release{fs: fs, out: out, dataset: dataset, staging: filepath.Join(out, ".agora-staging-"+dataset)}
 	// A run killed between the two renames of a non-atomic swap left the
 	// previous release aside: put it back.

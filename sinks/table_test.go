@@ -1039,3 +1039,52 @@ func countHidden(s *arrow.Schema) int {
 	}
 	return n
 }
+
+// TestReleaseFollowsASymlink: out/<dataset> as a symbolic link to a
+// folder elsewhere (a release kept on another disk) gets the new release
+// where it points, the link kept; it used to be swapped for a real
+// folder, and the storage it pointed to kept the old release. A link to a
+// folder not made yet is followed too.
+func TestReleaseFollowsASymlink(t *testing.T) {
+	for _, made := range []bool{true, false} {
+		t.Run(fmt.Sprintf("made=%v", made), func(t *testing.T) {
+			out, store := t.TempDir(), t.TempDir()
+			real := filepath.Join(store, "ds-kept")
+			if made {
+				os.MkdirAll(real, 0o755)
+				os.WriteFile(filepath.Join(real, "_SUCCESS"), nil, 0o644)
+				os.WriteFile(filepath.Join(real, "old.txt"), []byte("old"), 0o644)
+			}
+			if err := os.Symlink(real, filepath.Join(out, "ds")); err != nil {
+				t.Fatal(err)
+			}
+			r, err := NewRelease(nil, out, "ds")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.WriteFile("new.txt", []byte("new")); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Publish(); err != nil {
+				t.Fatal(err)
+			}
+			if fi, err := os.Lstat(filepath.Join(out, "ds")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				t.Fatalf("the link is gone: %v", err)
+			}
+			if b, err := os.ReadFile(filepath.Join(real, "new.txt")); err != nil || string(b) != "new" {
+				t.Errorf("the new release is not where the link points: %q %v", b, err)
+			}
+			if _, err := os.Stat(filepath.Join(real, "old.txt")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the old release is still there: %v", err)
+			}
+			for _, dir := range []string{out, store} {
+				entries, _ := os.ReadDir(dir)
+				for _, e := range entries {
+					if strings.HasPrefix(e.Name(), ".agora-") {
+						t.Errorf("left in %s: %s", dir, e.Name())
+					}
+				}
+			}
+		})
+	}
+}
