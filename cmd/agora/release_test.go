@@ -831,3 +831,42 @@ func TestReleaseDiffSaysWhatChanged(t *testing.T) {
 		})
 	}
 }
+
+// TestUnmovedInputs: an input file replaced or written to after the run
+// took its stat is found, so that the manifest never pairs one version's
+// checksum with tables made from another.
+func TestUnmovedInputs(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		change func(p string)
+		moved  bool
+	}{
+		{"untouched", func(string) {}, false},
+		{"replaced by rename", func(p string) {
+			os.WriteFile(p+".tmp", []byte(`{"x":2}`+"\n"), 0o644)
+			os.Rename(p+".tmp", p)
+		}, true},
+		{"appended to", func(p string) {
+			f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+			f.WriteString(`{"x":3}` + "\n")
+			f.Close()
+		}, true},
+		{"removed", func(p string) { os.Remove(p) }, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, "a.jsonl")
+			os.WriteFile(p, []byte(`{"x":1}`+"\n"), 0o644)
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stats := []inputStat{{id: "a", rel: "a.jsonl", path: p, info: fi}}
+			tt.change(p)
+			err = unmoved(stats)
+			if (err != nil) != tt.moved || (err != nil && !strings.Contains(err.Error(), "input a: a.jsonl changed while it was read")) {
+				t.Errorf("err = %v, moved %v", err, tt.moved)
+			}
+		})
+	}
+}

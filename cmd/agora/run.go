@@ -531,6 +531,9 @@ func runDataset(ctx context.Context, cfg *config.Config, id string, opts runOpti
 	if err := hashDone(); err != nil {
 		return nil, err
 	}
+	if err := unmoved(stats); err != nil {
+		return nil, err
+	}
 	for _, st := range late {
 		// The folder as its source listed it when converting it: a file
 		// added since is not in the tables, so not in the manifest either.
@@ -849,6 +852,23 @@ func describeSchema(s *arrow.Schema, partitionBy []string) ([]ColumnInfo, string
 type inputStat struct {
 	id, rel, path string
 	info          os.FileInfo
+}
+
+// unmoved checks that no input file was replaced or written to since
+// stats were taken: its hash and its conversion read it apart, and the
+// manifest would otherwise record one version of it beside tables made
+// from another. Folder inputs are summed as they are converted.
+func unmoved(stats []inputStat) error {
+	for _, st := range stats {
+		if st.info.IsDir() {
+			continue
+		}
+		now, err := os.Stat(st.path)
+		if err != nil || !os.SameFile(now, st.info) || now.Size() != st.info.Size() || !now.ModTime().Equal(st.info.ModTime()) {
+			return fmt.Errorf("input %s: %s changed while it was read (replaced, or written to): run again once it is complete", st.id, st.rel)
+		}
+	}
+	return nil
 }
 
 // statInputs checks every input exists, naming each one that does not.
