@@ -3,6 +3,7 @@ package sinks
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,7 +29,14 @@ func AcquireLock(out, dataset string) (*Lock, error) {
 		return nil, err
 	}
 	p := filepath.Join(out, ".agora-"+dataset+".lock")
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := openFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission) {
+		// A read-only output can still be found unchanged: an flock
+		// needs no write access to the lock file, only the file.
+		if ro, rerr := openFile(p, os.O_RDONLY, 0); rerr == nil {
+			f, err = ro, nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
@@ -46,6 +54,10 @@ func AcquireLock(out, dataset string) (*Lock, error) {
 	f.Sync()
 	return &Lock{f: f}, nil
 }
+
+// openFile is os.OpenFile; tests make it fail as a read-only file
+// system does.
+var openFile = os.OpenFile
 
 // Release drops the lock.
 func (l *Lock) Release() {
