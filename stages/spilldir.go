@@ -24,13 +24,17 @@ const runDirLock = ".lock"
 // whose flock is free: runs killed (kill -9, a crash) before they could
 // remove their own. done removes the folder and restores SpillDir.
 func OpenRunSpillDir(base string) (done func(), err error) {
+	from := ""
 	if base == "" {
 		base = os.TempDir()
+		if os.Getenv("TMPDIR") != "" {
+			from = " (from TMPDIR; set it to a folder that exists and can be written)"
+		}
 	}
 	removeDeadRunDirs(base)
 	dir, err := os.MkdirTemp(base, runDirPattern)
 	if err != nil {
-		return nil, fmt.Errorf("temporary folder: %w", err)
+		return nil, fmt.Errorf("temporary folder %s%s: %w", base, from, err)
 	}
 	f, err := os.OpenFile(filepath.Join(dir, runDirLock), os.O_RDWR|os.O_CREATE, 0o600)
 	if err == nil {

@@ -3,6 +3,7 @@ package stages
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -70,5 +71,16 @@ func TestRunSpillDir(t *testing.T) {
 	}
 	if SpillDir != saved {
 		t.Errorf("SpillDir %q after close, want %q back", SpillDir, saved)
+	}
+}
+
+// TestRunSpillDirNamesTMPDIR: a TMPDIR that does not exist is named as
+// such, where the error said only "temporary folder: stat …".
+func TestRunSpillDirNamesTMPDIR(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nonexistent")
+	t.Setenv("TMPDIR", missing)
+	_, err := OpenRunSpillDir("")
+	if err == nil || !strings.Contains(err.Error(), "temporary folder "+missing+" (from TMPDIR") {
+		t.Errorf("err = %v", err)
 	}
 }
