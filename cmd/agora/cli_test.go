@@ -31,6 +31,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 
 	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/sinks"
 )
 
 // norm collapses runs of spaces, so tests do not depend on column widths.
@@ -1154,5 +1155,22 @@ func TestFetchGivesUpOnAStalledBody(t *testing.T) {
 	}
 	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("gave up after %s", d)
+	}
+}
+
+// TestFetchOneAtATime: a second fetch into the same data root while one
+// runs stops at once, saying so; two shared their .part and extraction
+// folders.
+func TestFetchOneAtATime(t *testing.T) {
+	dir := t.TempDir()
+	lock, err := sinks.AcquireLock(filepath.Join(dir, ".agora-fetch"), "fetch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	cfg := fetchConfig(t, "      - {url: https://example.org/a.jsonl, to: demo/a.jsonl}")
+	code, _, stderr := agora(t, "fetch", "--config", cfg, "--data", dir, "--base-url", "http://127.0.0.1:9")
+	if code == 0 || !strings.Contains(stderr, "another fetch into "+dir+" is running") {
+		t.Errorf("exit %d\n%s", code, stderr)
 	}
 }

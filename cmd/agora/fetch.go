@@ -30,6 +30,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/sinks"
 )
 
 // ErrChecksum is returned when a download does not match its published
@@ -129,6 +130,16 @@ func fetchAll(ctx context.Context, cfg *config.Config, ids []string, opts fetchO
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
+	// Two fetches into one data root would share their .part and
+	// extraction folders.
+	lock, err := sinks.AcquireLock(filepath.Join(opts.Data, ".agora-fetch"), "fetch")
+	if err != nil {
+		if errors.Is(err, sinks.ErrLocked) {
+			return fmt.Errorf("another fetch into %s is running: %w", opts.Data, err)
+		}
+		return err
+	}
+	defer lock.Release()
 	// Every file is tried: one that fails (a host down, a checksum that
 	// does not match) keeps no other from being fetched; the failures are
 	// reported together at the end.
