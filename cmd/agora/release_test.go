@@ -253,6 +253,12 @@ func TestRejectRatioExitCode(t *testing.T) {
 	if code != exitRejects || !strings.Contains(stderr, "in the unchanged release") || !strings.Contains(stdout+stderr, "nothing to do") {
 		t.Fatalf("unchanged release: exit %d, want %d\n%s%s", code, exitRejects, stdout, stderr)
 	}
+	// With another dataset failing (its input missing) the exit is 1,
+	// and the rejects are still said (they were not, until the next night).
+	code, stdout, stderr = agora(t, "run", "--config", cfgPath, "--data", data, "--out", out, "--only", "crowdrag25,delidata", "--mode", "overwrite")
+	if code != exitFailed || !strings.Contains(stderr, "also published, with rejected rows above max_reject_ratio in crowdrag25/grades") {
+		t.Fatalf("with a failed dataset: exit %d, want %d\n%s%s", code, exitFailed, stdout, stderr)
+	}
 }
 
 // TestFingerprintStopsWhenCancelled checks that hashing an input ends at

@@ -294,6 +294,10 @@ func runAll(ctx context.Context, cfg *config.Config, opts runOptions, report fun
 		return &interrupted{err: context.Cause(ctx), published: published}
 	}
 	if len(failed) > 0 {
+		if len(over) > 0 {
+			// Said, though the failure decides the exit code (1).
+			failed = append(failed, errors.New("also published, with "+(&rejectsExceeded{over}).Error()))
+		}
 		return errors.Join(failed...)
 	}
 	if opts.DryRun && opts.Only == nil {
