@@ -114,6 +114,20 @@ func unknownCommand(c *cobra.Command, args []string) error {
 }
 
 // execute runs the command line and returns the exit code.
+// jsonLogsAsked reports whether args ask for --log-format json, for an
+// error in parsing the flags before it (an unknown flag) to be JSON too.
+func jsonLogsAsked(args []string) bool {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--log-format=json" || a == "--log-format" && i+1 < len(args) && args[i+1] == "json" {
+			return true
+		}
+	}
+	return false
+}
+
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := &stickyWriter{w: stdout}
 	root := newRoot(out, stderr)
@@ -130,7 +144,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// The last word goes out as the log lines did: with --log-format json
 	// a scheduler's collector reads every stderr line as JSON.
 	report := func(msg string) { fmt.Fprintln(stderr, "agora:", msg) }
-	if f := root.PersistentFlags().Lookup("log-format"); f != nil && f.Value.String() == "json" {
+	if f := root.PersistentFlags().Lookup("log-format"); f != nil && f.Value.String() == "json" || jsonLogsAsked(args) {
 		log := slog.New(slog.NewJSONHandler(stderr, nil))
 		report = func(msg string) { log.Error(msg) }
 	}

@@ -492,3 +492,20 @@ func TestInterruptNamesWhatWasPublished(t *testing.T) {
 		t.Errorf("note without a published dataset: %q", got)
 	}
 }
+
+// TestJSONErrorWhateverTheOrder: --log-format json after an unknown flag
+// still makes the error a JSON line (it was text, cobra stopping at the
+// unknown flag before it read --log-format).
+func TestJSONErrorWhateverTheOrder(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--bogus", "--log-format", "json"},
+		{"run", "--log-format", "json", "--bogus"},
+		{"run", "--bogus", "--log-format=json"},
+	} {
+		code, _, stderr := agora(t, args...)
+		var line map[string]any
+		if code != exitUsage || json.Unmarshal([]byte(strings.TrimSpace(stderr)), &line) != nil || !strings.Contains(fmt.Sprint(line["msg"]), "unknown flag: --bogus") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}
