@@ -115,15 +115,29 @@ type fileWriter struct {
 	// written.
 	written      int64
 	writtenValid bool
+	// werr is the first error writing the file. countingWriter keeps it
+	// and takes every later write as done, so that arrow-go, which stops
+	// closing a row group's columns at the first error and then frees
+	// none of the rest, closes and frees them all; flushRowGroup and
+	// close return it.
+	werr error
 }
 
+// countingWriter writes to the file's buffer, counting and hashing the
+// bytes, and keeps the first error in werr.
 type countingWriter struct{ w *fileWriter }
 
 func (c countingWriter) Write(p []byte) (int, error) {
+	if c.w.werr != nil {
+		return len(p), nil
+	}
 	n, err := c.w.buf.Write(p)
 	c.w.sum.Write(p[:n])
 	c.w.n += int64(n)
-	return n, err
+	if err != nil {
+		c.w.werr = err
+	}
+	return len(p), nil
 }
 
 func newFileWriter(fs FS, dir, name string, schema *arrow.Schema, w config.Writer, mem memory.Allocator) (*fileWriter, error) {
@@ -210,6 +224,9 @@ func (f *fileWriter) flushRowGroup() error {
 	f.rowGroups++
 	err := f.fw.WriteRowGroup(f.held)
 	f.release()
+	if err == nil {
+		err = f.werr
+	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", f.name, err)
 	}
@@ -250,7 +267,10 @@ func (f *fileWriter) close() (path string, bytes int64, sum string, err error) {
 		f.abort()
 		return "", 0, "", err
 	}
-	if err := f.fw.Close(); err != nil {
+	if err := f.fw.Close(); err != nil || f.werr != nil {
+		if err == nil {
+			err = f.werr
+		}
 		f.abort()
 		return "", 0, "", fmt.Errorf("close %s: %w", f.name, err)
 	}
