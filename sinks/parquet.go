@@ -214,7 +214,7 @@ func (f *fileWriter) flushRowGroup() error {
 	if len(f.held) > 1 && f.rgBytes < joinBelow*int64(len(f.held)*f.schema.NumFields()) {
 		one, err := arrowx.ConcatBatches(f.mem, f.schema, f.held)
 		if err != nil {
-			return fmt.Errorf("write %s: %w", f.name, err)
+			return fmt.Errorf("write %s: %w", filepath.Join(f.dir, f.name), err)
 		}
 		rows := f.heldRows
 		f.release()
@@ -228,7 +228,7 @@ func (f *fileWriter) flushRowGroup() error {
 		err = f.werr
 	}
 	if err != nil {
-		return fmt.Errorf("write %s: %w", f.name, err)
+		return fmt.Errorf("write %s: %w", filepath.Join(f.dir, f.name), err)
 	}
 	return nil
 }
@@ -272,28 +272,28 @@ func (f *fileWriter) close() (path string, bytes int64, sum string, err error) {
 			err = f.werr
 		}
 		f.abort()
-		return "", 0, "", fmt.Errorf("close %s: %w", f.name, err)
+		return "", 0, "", fmt.Errorf("close %s: %w", filepath.Join(f.dir, f.name), err)
 	}
 	if err := f.buf.Flush(); err != nil {
 		f.abort()
-		return "", 0, "", fmt.Errorf("flush %s: %w", f.name, err)
+		return "", 0, "", fmt.Errorf("flush %s: %w", filepath.Join(f.dir, f.name), err)
 	}
 	if err := f.f.Sync(); err != nil {
 		f.abort()
-		return "", 0, "", fmt.Errorf("sync %s: %w", f.name, err)
+		return "", 0, "", fmt.Errorf("sync %s: %w", filepath.Join(f.dir, f.name), err)
 	}
 	if err := f.f.Close(); err != nil {
 		f.fs.Remove(f.tmp)
-		return "", 0, "", fmt.Errorf("close %s: %w", f.name, err)
+		return "", 0, "", fmt.Errorf("close %s: %w", filepath.Join(f.dir, f.name), err)
 	}
 	if err := verify(f.tmp, f.rows); err != nil {
 		f.fs.Remove(f.tmp)
-		return "", 0, "", fmt.Errorf("verify %s: %w", f.name, err)
+		return "", 0, "", fmt.Errorf("verify %s: %w", filepath.Join(f.dir, f.name), err)
 	}
 	final := filepath.Join(f.dir, f.name)
 	if err := f.fs.Rename(f.tmp, final); err != nil {
 		f.fs.Remove(f.tmp)
-		return "", 0, "", fmt.Errorf("rename %s: %w", f.name, err)
+		return "", 0, "", fmt.Errorf("rename %s: %w", filepath.Join(f.dir, f.name), err)
 	}
 	return final, f.n, hex.EncodeToString(f.sum.Sum(nil)), nil
 }

@@ -180,7 +180,10 @@ func (r *Release) Publish() error {
 	if err := r.WriteFile("_SUCCESS", nil); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
-	if err := r.fs.SyncDir(r.staging); err != nil {
+	// Every folder of the release, not only its top: a Parquet file is
+	// synced before it is renamed into its partition folder, and the
+	// rename is durable only once that folder is synced too.
+	if err := syncTree(r.fs, r.staging); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
 	target := r.Target()
@@ -225,6 +228,29 @@ func (r *Release) Publish() error {
 	if hadOld {
 		if err := r.fs.RemoveAll(old); err != nil {
 			return fmt.Errorf("%w: the previous release, now in %s, could not be removed: %v", ErrLeftover, old, err)
+		}
+	}
+	return nil
+}
+
+// syncTree syncs every folder under root, root last.
+func syncTree(fs FS, root string) error {
+	var dirs []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := fs.SyncDir(dirs[i]); err != nil {
+			return err
 		}
 	}
 	return nil

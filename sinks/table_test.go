@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -1086,5 +1087,39 @@ func TestReleaseFollowsASymlink(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// syncRecorder records the folders synced.
+type syncRecorder struct {
+	OS
+	synced []string
+}
+
+func (s *syncRecorder) SyncDir(dir string) error {
+	s.synced = append(s.synced, dir)
+	return s.OS.SyncDir(dir)
+}
+
+// TestPublishSyncsEveryFolder: the folders files were renamed into (a
+// table's partitions, its rejects) are synced before the swap, the
+// staging folder last among them; only the top ones were.
+func TestPublishSyncsEveryFolder(t *testing.T) {
+	out := t.TempDir()
+	fs := &syncRecorder{}
+	r, err := NewRelease(fs, out, "ds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := filepath.Join(r.Dir(), "t", "k=a")
+	os.MkdirAll(part, 0o755)
+	os.WriteFile(filepath.Join(part, "part-00000.parquet"), nil, 0o644)
+	if err := r.Publish(); err != nil {
+		t.Fatal(err)
+	}
+	staging := filepath.Join(out, ".agora-staging-ds")
+	want := []string{filepath.Join(staging, "t", "k=a"), filepath.Join(staging, "t"), staging, out}
+	if !slices.Equal(fs.synced, want) {
+		t.Errorf("synced %q, want %q", fs.synced, want)
 	}
 }
