@@ -231,9 +231,11 @@ type Column struct {
 	// repeated value to that value, a value to a list of one); a value
 	// that does not convert stops the run, naming its row.
 	Type string `yaml:"type"`
-	// Aliases (jsonl) are other keys accepted for the same column (the
-	// first present wins), for releases that renamed a field. A tsv or
-	// parquet column is found by its name; a rename step renames.
+	// Aliases (jsonl) are other keys accepted for the same column, for
+	// releases that renamed a field. A line that gives two of the keys
+	// with one value is read; with two values it is rejected (rule
+	// duplicate_key). A tsv or parquet column is found by its name; a
+	// rename step renames.
 	Aliases []string `yaml:"aliases"`
 	// Description documents the input column in pipeline.yaml; the
 	// dataset card and datapackage.json take a table's columns'

@@ -161,8 +161,10 @@ func (s *JSONLines) decodeFast(st *fastLine, rb *array.RecordBuilder, line []byt
 			if s.RejectUnknownKeys {
 				return false
 			}
-		case vals[ref.col] >= 0 && ref.prio == prio[ref.col]:
-			return false // the same key twice: the general path rejects the row
+		case vals[ref.col] >= 0:
+			// The same key twice, or a column's name beside its alias:
+			// the general path rejects the row or reads it.
+			return false
 		case vals[ref.col] < 0 || ref.prio < prio[ref.col]:
 			vals[ref.col], prio[ref.col] = k+1, ref.prio
 		}

@@ -110,6 +110,15 @@ type JSONLines struct {
 // land before it.
 const secondsTill = int64(1e11) * 1000
 
+// keyOf returns the key of column col with priority prio: its name, or
+// an alias.
+func (s *JSONLines) keyOf(col, prio int) string {
+	if keys := s.Columns[col].Keys; prio < len(keys) {
+		return keys[prio]
+	}
+	return s.Columns[col].Name
+}
+
 // Notes reports the declared columns null in every row read from the
 // file (lines rejected as they are read not counted): null or left out
 // on every line, as a key spelled otherwise in the file would be
@@ -575,7 +584,7 @@ func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Reje
 			continue
 		}
 		clear(vals)
-		var unknown, dup string
+		var unknown, dup, clash string
 		dupCol := -1
 		v.GetObject().Visit(func(k []byte, e *fastjson.Value) {
 			ref, ok := s.keys[string(k)]
@@ -592,12 +601,27 @@ func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Reje
 				if dup == "" {
 					dup, dupCol = string(k), ref.col
 				}
-			case vals[ref.col] == nil || ref.prio < prio[ref.col]:
+			case vals[ref.col] != nil:
+				// A column's name and its alias, or two aliases: the
+				// same value said twice is read, two values are not.
+				if dup == "" && string(vals[ref.col].MarshalTo(nil)) != string(e.MarshalTo(nil)) {
+					dupCol = ref.col
+					dup = s.keyOf(ref.col, prio[ref.col])
+					clash = string(k)
+				}
+				if ref.prio < prio[ref.col] {
+					vals[ref.col], prio[ref.col] = e, ref.prio
+				}
+			default:
 				vals[ref.col], prio[ref.col] = e, ref.prio
 			}
 		})
 		if dup != "" {
-			rej.Add(pipeline.Reject{Rule: "duplicate_key", Column: s.Columns[dupCol].Name, Reason: fmt.Sprintf("key %q appears more than once in the object", dup), Line: n, Row: string(ln)})
+			reason := fmt.Sprintf("key %q appears more than once in the object", dup)
+			if clash != "" {
+				reason = fmt.Sprintf("keys %q and %q both give column %s, with different values", dup, clash, s.Columns[dupCol].Name)
+			}
+			rej.Add(pipeline.Reject{Rule: "duplicate_key", Column: s.Columns[dupCol].Name, Reason: reason, Line: n, Row: string(ln)})
 			continue
 		}
 		if unknown != "" && s.RejectUnknownKeys {

@@ -94,9 +94,12 @@ func TestJSONLinesDecode(t *testing.T) {
 			want:  []string{`{"id":"a/b","n":1,"p":0.902595571,"raw_text":null,"st":null,"tags":["café","😀"]}`},
 		},
 		{
-			name:  "text accepted for raw_text; raw_text wins when both present",
-			input: `{"id":"x","text":"old name"}` + "\n" + `{"id":"y","text":"old","raw_text":"new"}` + "\n",
-			want:  []string{`{"id":"x","n":null,"p":null,"raw_text":"old name","st":null,"tags":null}`, `{"id":"y","n":null,"p":null,"raw_text":"new","st":null,"tags":null}`},
+			// Both keys with one value are read; two values are not
+			// for agora to choose between (raw_text won, silently).
+			name:    "text accepted for raw_text; both present must agree",
+			input:   `{"id":"x","text":"old name"}` + "\n" + `{"id":"y","text":"old","raw_text":"new"}` + "\n" + `{"id":"z","raw_text":"same","text":"same"}` + "\n",
+			want:    []string{`{"id":"x","n":null,"p":null,"raw_text":"old name","st":null,"tags":null}`, `{"id":"z","n":null,"p":null,"raw_text":"same","st":null,"tags":null}`},
+			rejects: []string{"duplicate_key:2"},
 		},
 		{
 			name:  "list of structs, CRLF, blank line, integral float as int",
@@ -208,7 +211,7 @@ func TestJSONLinesDecode(t *testing.T) {
 			// last, agora's fast path kept the first): the row is rejected.
 			name: "a declared key given twice is rejected, on either path",
 			input: `{"id":"a","n":1,"n":2}` + "\n" + `{"i\u0064":"b","n":1,"n":2}` + "\n" + `{"id":"c","text":"x","text":"y"}` + "\n" +
-				`{"id":"d","text":"x","raw_text":"y","other":1,"other":2}` + "\n",
+				`{"id":"d","raw_text":"y","other":1,"other":2}` + "\n",
 			want:    []string{`{"id":"d","n":null,"p":null,"raw_text":"y","st":null,"tags":null}`},
 			rejects: []string{"duplicate_key:1", "duplicate_key:2", "duplicate_key:3"},
 		},
