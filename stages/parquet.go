@@ -819,9 +819,21 @@ func conform(ctx context.Context, mem memory.Allocator, a arrow.Array, want arro
 			o.Release()
 			lo = mid
 		}
-		return nil, &rowError{row: lo, err: fmt.Errorf("the file has %s, want %s: %w", a.DataType(), want, err)}
+		return nil, &rowError{row: lo, err: fmt.Errorf("the file has %s, want %s: %w%s", a.DataType(), want, err, castHint(a.DataType(), want))}
 	}
 	return out, nil
+}
+
+// castHint says what to declare when a value of the file's type have
+// does not convert to want exactly.
+func castHint(have, want arrow.DataType) string {
+	switch {
+	case arrow.IsInteger(have.ID()) && arrow.IsFloating(want.ID()):
+		return fmt.Sprintf(" (a float64 holds integers exactly only up to 2^53); declare the column %s to keep every digit", have)
+	case arrow.IsFloating(have.ID()) && arrow.IsInteger(want.ID()):
+		return "; declare the column float64 to keep fractions, NaN and infinities"
+	}
+	return ""
 }
 
 // exactCast returns a rowError for the first value of a that arrow-go's

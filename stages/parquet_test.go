@@ -1179,3 +1179,33 @@ func TestConformStructFieldOrder(t *testing.T) {
 		t.Errorf("got %s", got)
 	}
 }
+
+// TestConformHintsWhatToDeclare: a number that does not convert exactly
+// says which type to declare to keep it (an int64 past 2^53 where a
+// float64 is declared, as epoch nanoseconds are; a NaN or a fraction
+// where an int64 is).
+func TestConformHintsWhatToDeclare(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	for _, tc := range []struct{ have, vals, want, hint string }{
+		{"int64", `[1, 1662373579051292123]`, "float64", "declare the column int64 to keep every digit"},
+		{"float64", `[1, 2.5]`, "int64", "declare the column float64"},
+	} {
+		t.Run(tc.have, func(t *testing.T) {
+			a, _, err := array.FromJSON(mem, mustType(t, tc.have), strings.NewReader(tc.vals))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Release()
+			out, err := conform(t.Context(), mem, a, mustType(t, tc.want))
+			if err == nil {
+				out.Release()
+				t.Fatal("converted")
+			}
+			var re *rowError
+			if !errors.As(err, &re) || re.row != 1 || !strings.Contains(err.Error(), tc.hint) {
+				t.Errorf("err = %v", err)
+			}
+		})
+	}
+}
