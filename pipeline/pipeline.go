@@ -83,9 +83,10 @@ type StreamFlusher interface {
 	FlushTo(ctx context.Context, emit func(arrow.RecordBatch, *Rejects) error) error
 }
 
-// Noter is implemented by sources that have something to tell the user
-// that is neither an error nor a reject (a file passed over, say). Notes
-// is called after Chunks returns.
+// Noter is implemented by sources and stages that have something to
+// tell the user that is neither an error nor a reject (a file passed
+// over, rows that gave no rows, say). Notes is called after Chunks
+// returns, and for a stage after the table's last batch.
 type Noter interface {
 	Notes() []string
 }

@@ -374,6 +374,11 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 	if n, ok := t.Source.(Noter); ok {
 		st.Notes = n.Notes()
 	}
+	for _, s := range t.Stages {
+		if n, ok := s.(Noter); ok {
+			st.Notes = append(st.Notes, n.Notes()...)
+		}
+	}
 	if err != nil {
 		return st, err
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -330,6 +331,23 @@ type Explode struct {
 	structOf []bool
 	in       *arrow.Schema
 	schema   *arrow.Schema
+	// empty counts the rows whose lists were empty, which give no rows
+	// (Process runs on several batches at once).
+	empty atomic.Int64
+}
+
+// Notes reports the rows whose lists were all empty: they give no child
+// row and no reject, so no count of the table's shows them.
+func (e *Explode) Notes() []string {
+	n := e.empty.Load()
+	if n == 0 {
+		return nil
+	}
+	names := make([]string, len(e.lists))
+	for i, c := range e.lists {
+		names[i] = e.in.Field(c).Name
+	}
+	return []string{fmt.Sprintf("explode: %d rows had empty lists (%s) and gave no rows (an empty list is no rejected row; the table's rows in count the list elements)", n, strings.Join(names, ", "))}
 }
 
 // Name returns the step kind.
@@ -472,6 +490,8 @@ func (e *Explode) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeli
 		elemIdx[i] = make([]int64, 0, total)
 	}
 	filledAny := make([]bool, len(lists)) // a list with a -1 (null) element index
+	var empty int64
+	defer func() { e.empty.Add(empty) }()
 	for r := 0; r < n; r++ {
 		l0 := -1
 		ok := true
@@ -493,6 +513,9 @@ func (e *Explode) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeli
 		if !ok {
 			rej.AddRow(in, r, "explode", in.ColumnName(e.lists[0]), e.lengths(in, lists, r))
 			continue
+		}
+		if l0 == 0 {
+			empty++
 		}
 		for j := 0; j < l0; j++ {
 			parent = append(parent, int64(r))

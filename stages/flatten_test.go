@@ -942,3 +942,27 @@ func TestFlattenConcurrentProcess(t *testing.T) {
 		t.Run(st.Name(), func(t *testing.T) { tcConcurrent(t, st, in) })
 	}
 }
+
+// TestExplodeNotesEmptyLists: rows whose lists are empty give no row and
+// no reject; Notes counts them, so the table's counts are not the only
+// word on them.
+func TestExplodeNotesEmptyLists(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "id:string", "a:list<string>", "b:list<int64>", "_line:int64")
+	e, err := NewExplode(mem, s, []string{"a", "b"}, nil, "", nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := e.Notes(); n != nil {
+		t.Errorf("notes before any row: %q", n)
+	}
+	for range 2 {
+		in := tcBatch(t, mem, s, `[{"id":"x","a":[],"b":[],"_line":1},{"id":"y","a":["r"],"b":[3],"_line":2},{"id":"z","a":[],"b":[],"_line":3}]`)
+		tcProcess(t, e, in)
+		in.Release()
+	}
+	if n := e.Notes(); len(n) != 1 || !strings.HasPrefix(n[0], "explode: 4 rows had empty lists (a, b) and gave no rows") {
+		t.Errorf("notes %q", n)
+	}
+}

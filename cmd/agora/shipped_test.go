@@ -134,3 +134,23 @@ func TestShippedConfigCountsKeptRows(t *testing.T) {
 		t.Errorf("round_outcomes count %d rows, want 300", got)
 	}
 }
+
+// TestEmptyListsAreNoted: a row whose exploded lists are empty leaves a
+// note in the run's summary, where nothing showed it.
+func TestEmptyListsAreNoted(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "in.jsonl"), []byte(`{"id":"1","xs":["a"]}`+"\n"+`{"id":"2","xs":[]}`+"\n"), 0o644)
+	cfg := filepath.Join(dir, "pipeline.yaml")
+	os.WriteFile(cfg, []byte(`version: 1
+datasets:
+  d:
+    inputs:
+      in: {path: in.jsonl, format: jsonl, columns: [{name: id, type: string}, {name: xs, type: "list<string>"}]}
+    tables:
+      t: {input: in, steps: [{explode: {columns: [xs], as: [x]}}]}
+`), 0o644)
+	code, stdout, stderr := agora(t, "run", "--config", cfg, "--data", dir, "--out", filepath.Join(dir, "out"), "--quiet")
+	if code != 0 || !strings.Contains(stdout, "explode: 1 rows had empty lists (xs) and gave no rows") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+}
