@@ -1044,14 +1044,7 @@ func TestFetchSeesAnArchiveCutByHand(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := fetchConfig(t, "      - {url: https://example.org/corpus.tar.gz, archive: tar.gz, extract: corpus, to: demo/corpus"+tt.sum+"}")
 			dir := t.TempDir()
-			fetch := func() string {
-				t.Helper()
-				code, stdout, stderr := agora(t, "fetch", "--config", cfg, "--data", dir, "--base-url", ts.URL)
-				if code != 0 {
-					t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
-				}
-				return stdout
-			}
+			fetch := func() string { return fetchOK(t, cfg, dir, ts.URL) }
 			fetch()
 			if out := fetch(); !strings.Contains(out, "demo/corpus is in place") {
 				t.Errorf("an untouched folder: %s", out)
@@ -1080,14 +1073,7 @@ func TestFetchMendsAKilledExtraction(t *testing.T) {
 	cfg := fetchConfig(t, "      - {url: https://example.org/corpus.tar.gz, archive: tar.gz, extract: corpus, to: demo/corpus, sha256: "+sha(archive)+"}")
 	dir := t.TempDir()
 	dest := filepath.Join(dir, "demo", "corpus")
-	fetch := func() string {
-		t.Helper()
-		code, stdout, stderr := agora(t, "fetch", "--config", cfg, "--data", dir, "--base-url", ts.URL)
-		if code != 0 {
-			t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
-		}
-		return stdout
-	}
+	fetch := func() string { return fetchOK(t, cfg, dir, ts.URL) }
 	fetch()
 	if err := os.Rename(dest, dest+".old"); err != nil {
 		t.Fatal(err)
@@ -1173,4 +1159,15 @@ func TestFetchOneAtATime(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "another fetch into "+dir+" is running") {
 		t.Errorf("exit %d\n%s", code, stderr)
 	}
+}
+
+// fetchOK runs agora fetch with cfg into dir from base, and returns its
+// output; a failure fails the test.
+func fetchOK(t *testing.T, cfg, dir, base string) string {
+	t.Helper()
+	code, stdout, stderr := agora(t, "fetch", "--config", cfg, "--data", dir, "--base-url", base)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	return stdout
 }
