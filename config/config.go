@@ -233,8 +233,9 @@ type Column struct {
 	Type string `yaml:"type"`
 	// Aliases (jsonl) are other keys accepted for the same column, for
 	// releases that renamed a field. A line that gives two of the keys
-	// with one value is read; with two values it is rejected (rule
-	// duplicate_key). A tsv or parquet column is found by its name; a
+	// with one value (equal as JSON: 1 and 1.0, objects in any key
+	// order), or a null and a value, is read; with two values it is
+	// rejected (rule duplicate_key). A tsv or parquet column is found by its name; a
 	// rename step renames.
 	Aliases []string `yaml:"aliases"`
 	// Description documents the input column in pipeline.yaml; the

@@ -147,6 +147,14 @@ func TestLoadBad(t *testing.T) {
 			is: ErrInvalid,
 		},
 		{
+			file: "fill_nulls.bad.yaml",
+			want: []string{
+				"fill_nulls.bad.yaml:15: datasets.d.tables.t.steps[0].explode.fill_nulls[1]: invalid value: c is not one of the exploded columns",
+				"fill_nulls.bad.yaml:19: datasets.d.tables.u.steps[0].explode.fill_nulls: invalid value: names every exploded column",
+			},
+			is: ErrInvalid,
+		},
+		{
 			// A list item that is a mapping has the line of its own dash, not
 			// the list's first item's.
 			file: "step_line.bad.yaml",

@@ -110,6 +110,58 @@ type JSONLines struct {
 // land before it.
 const secondsTill = int64(1e11) * 1000
 
+// sameJSON reports whether two JSON values are equal: numbers by value
+// (1 and 1.0), objects whatever their keys' order, arrays element by
+// element, strings by their text (escapes undone).
+func sameJSON(a, b *fastjson.Value) bool {
+	if a.Type() != b.Type() {
+		return false
+	}
+	switch a.Type() {
+	case fastjson.TypeNumber:
+		if x, err := a.Int64(); err == nil {
+			if y, err := b.Int64(); err == nil {
+				return x == y
+			}
+		}
+		x, errx := a.Float64()
+		y, erry := b.Float64()
+		if errx == nil && erry == nil && x == y {
+			return true
+		}
+	case fastjson.TypeString:
+		x, _ := a.StringBytes()
+		y, _ := b.StringBytes()
+		return string(x) == string(y)
+	case fastjson.TypeArray:
+		x, _ := a.Array()
+		y, _ := b.Array()
+		if len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameJSON(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case fastjson.TypeObject:
+		x, _ := a.Object()
+		y, _ := b.Object()
+		if x.Len() != y.Len() {
+			return false
+		}
+		same := true
+		x.Visit(func(k []byte, v *fastjson.Value) {
+			if w := y.Get(string(k)); same && (w == nil || !sameJSON(v, w)) {
+				same = false
+			}
+		})
+		return same
+	}
+	return string(a.MarshalTo(nil)) == string(b.MarshalTo(nil))
+}
+
 // keyOf returns the key of column col with priority prio: its name, or
 // an alias.
 func (s *JSONLines) keyOf(col, prio int) string {
@@ -172,6 +224,7 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 type keyRef struct {
 	col, prio int
+	idx       int // the key's own number, for a row's set of keys seen
 }
 
 // Schema returns the schema of the decoded batches (the columns, then the
@@ -199,7 +252,7 @@ func (s *JSONLines) init() {
 			keys = []string{c.Name}
 		}
 		for p, k := range keys {
-			s.keys[k] = keyRef{col: i, prio: p}
+			s.keys[k] = keyRef{col: i, prio: p, idx: len(s.keys)}
 		}
 	}
 	for _, c := range s.Columns {
@@ -505,6 +558,7 @@ func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Reje
 	lineB := rb.Field(ncol).(*array.Int64Builder)
 	vals := make([]*fastjson.Value, ncol)
 	prio := make([]int, ncol)
+	seen := make([]bool, len(s.keys))
 	data := c.Data
 	line := c.Line
 	if line == 1 {
@@ -584,6 +638,7 @@ func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Reje
 			continue
 		}
 		clear(vals)
+		clear(seen)
 		var unknown, dup, clash string
 		dupCol := -1
 		v.GetObject().Visit(func(k []byte, e *fastjson.Value) {
@@ -595,26 +650,34 @@ func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Reje
 				return
 			}
 			switch {
-			case vals[ref.col] != nil && ref.prio == prio[ref.col]:
+			case seen[ref.idx]:
 				// The same key again: which value the row means is not
 				// for agora to guess (most readers keep the last).
 				if dup == "" {
-					dup, dupCol = string(k), ref.col
+					dup, dupCol, clash = string(k), ref.col, ""
 				}
 			case vals[ref.col] != nil:
 				// A column's name and its alias, or two aliases: the
-				// same value said twice is read, two values are not.
-				if dup == "" && string(vals[ref.col].MarshalTo(nil)) != string(e.MarshalTo(nil)) {
-					dupCol = ref.col
-					dup = s.keyOf(ref.col, prio[ref.col])
-					clash = string(k)
-				}
-				if ref.prio < prio[ref.col] {
+				// same value said twice is read, a null beside a value
+				// is the value, two values are not for agora to choose.
+				old := vals[ref.col]
+				switch {
+				case e.Type() == fastjson.TypeNull:
+				case old.Type() == fastjson.TypeNull:
+					vals[ref.col], prio[ref.col] = e, ref.prio
+				case !sameJSON(old, e):
+					if dup == "" {
+						dupCol = ref.col
+						dup = s.keyOf(ref.col, prio[ref.col])
+						clash = string(k)
+					}
+				case ref.prio < prio[ref.col]:
 					vals[ref.col], prio[ref.col] = e, ref.prio
 				}
 			default:
 				vals[ref.col], prio[ref.col] = e, ref.prio
 			}
+			seen[ref.idx] = true
 		})
 		if dup != "" {
 			reason := fmt.Sprintf("key %q appears more than once in the object", dup)

@@ -96,10 +96,12 @@ func TestJSONLinesDecode(t *testing.T) {
 		{
 			// Both keys with one value are read; two values are not
 			// for agora to choose between (raw_text won, silently).
-			name:    "text accepted for raw_text; both present must agree",
-			input:   `{"id":"x","text":"old name"}` + "\n" + `{"id":"y","text":"old","raw_text":"new"}` + "\n" + `{"id":"z","raw_text":"same","text":"same"}` + "\n",
-			want:    []string{`{"id":"x","n":null,"p":null,"raw_text":"old name","st":null,"tags":null}`, `{"id":"z","n":null,"p":null,"raw_text":"same","st":null,"tags":null}`},
-			rejects: []string{"duplicate_key:2"},
+			name: "text accepted for raw_text; both present must agree",
+			input: `{"id":"x","text":"old name"}` + "\n" + `{"id":"y","text":"old","raw_text":"new"}` + "\n" + `{"id":"z","raw_text":"same","text":"s\u0061me"}` + "\n" +
+				`{"id":"n","raw_text":null,"text":"given"}` + "\n" + `{"id":"r","text":"x","raw_text":"x","text":"x"}` + "\n",
+			want: []string{`{"id":"x","n":null,"p":null,"raw_text":"old name","st":null,"tags":null}`, `{"id":"z","n":null,"p":null,"raw_text":"same","st":null,"tags":null}`,
+				`{"id":"n","n":null,"p":null,"raw_text":"given","st":null,"tags":null}`},
+			rejects: []string{"duplicate_key:2", "duplicate_key:5"},
 		},
 		{
 			name:  "list of structs, CRLF, blank line, integral float as int",
@@ -629,5 +631,29 @@ func TestJSONLinesTimestampRejectSaysWhatIsWanted(t *testing.T) {
 	}
 	if len(rejects) != 1 || !strings.Contains(rejects[0].Reason, `"2025-03-01 10:00:00" is not an RFC 3339 timestamp with its zone (2024-01-02T03:04:05Z`) || strings.Contains(rejects[0].Reason, "2006") {
 		t.Errorf("rejects %+v", rejects)
+	}
+}
+
+// TestSameJSON: a column's name and its alias agree when their values
+// are equal as JSON, not only as text.
+func TestSameJSON(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{`1`, `1.0`, true},
+		{`100`, `1e2`, true},
+		{`9007199254740993`, `9007199254740992`, false},
+		{`"\u00e9"`, `"é"`, true},
+		{`{"a":1,"b":[2,"x"]}`, `{"b":[2.0,"x"],"a":1}`, true},
+		{`{"a":1}`, `{"a":1,"b":2}`, false},
+		{`[1,2]`, `[2,1]`, false},
+		{`true`, `true`, true},
+		{`"1"`, `1`, false},
+	} {
+		a, b := fastjson.MustParse(tc.a), fastjson.MustParse(tc.b)
+		if got := sameJSON(a, b); got != tc.same {
+			t.Errorf("sameJSON(%s, %s) = %v", tc.a, tc.b, got)
+		}
 	}
 }
