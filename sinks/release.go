@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -23,6 +24,10 @@ type Release struct {
 	// Notes say what the tidying before the release left: a stale
 	// folder that could not be removed, set aside under another name.
 	Notes []string
+	// lock is held beside the folder a symbolic link at out/<dataset>
+	// points to, which other outputs may link to too; Publish and Abort
+	// drop it.
+	lock *Lock
 }
 
 // NewRelease does what Recover does, then makes an empty staging folder.
@@ -50,11 +55,13 @@ func Recover(fs FS, out, dataset string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.lock.Release()
 	return r.Notes, nil
 }
 
-func recoverRelease(fs FS, out, dataset string) (*Release, error) {
+func recoverRelease(fs FS, out, dataset string) (r *Release, rerr error) {
 	fs = fsOrOS(fs)
+	var linkLock *Lock
 	// A symlink at out/<dataset> (a release kept on another disk) is
 	// followed: the release is staged and swapped beside what it points
 	// to, which a swap of the link itself would leave behind, stale.
@@ -75,9 +82,24 @@ func recoverRelease(fs FS, out, dataset string) (*Release, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s is a symbolic link agora cannot follow (%v): point it at a folder, or remove it", link, err)
 		}
+		if mountPoint(real) {
+			return nil, fmt.Errorf("%s links to %s, a mount point: a release is swapped in beside the folder it replaces, which a mount point's parent, on another file system, cannot take; link to a folder inside the mount", link, real)
+		}
 		out, dataset = filepath.Dir(real), filepath.Base(real)
+		// Other outputs may link to the same folder: their runs must not
+		// share its staging.
+		lock, err := AcquireLock(out, dataset)
+		if err != nil {
+			return nil, fmt.Errorf("%s links to %s: %w", link, real, err)
+		}
+		defer func() {
+			if r == nil || rerr != nil {
+				lock.Release()
+			}
+		}()
+		linkLock = lock
 	}
-	r := &Release{fs: fs, out: out, dataset: dataset, staging: filepath.Join(out, ".agora-staging-"+dataset)}
+	r = &Release{fs: fs, out: out, dataset: dataset, staging: filepath.Join(out, ".agora-staging-"+dataset), lock: linkLock}
 	// A run killed between the two renames of a non-atomic swap left the
 	// previous release aside: put it back.
 	old := filepath.Join(out, ".agora-old-"+dataset)
@@ -177,6 +199,7 @@ func (r *Release) WriteStream(name string, write func(w io.Writer) error) error 
 // Publish writes _SUCCESS last, then swaps the staging folder in place of
 // the previous release.
 func (r *Release) Publish() error {
+	defer r.lock.Release()
 	if err := r.WriteFile("_SUCCESS", nil); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
@@ -321,4 +344,17 @@ func Published(out, dataset string) bool {
 }
 
 // Abort removes the staging folder.
-func (r *Release) Abort() { r.fs.RemoveAll(r.staging) }
+func (r *Release) Abort() {
+	r.fs.RemoveAll(r.staging)
+	r.lock.Release()
+}
+
+// mountPoint reports whether the folder p is on another file system than
+// its parent.
+func mountPoint(p string) bool {
+	var a, b syscall.Stat_t
+	if syscall.Stat(p, &a) != nil || syscall.Stat(filepath.Dir(p), &b) != nil {
+		return false
+	}
+	return a.Dev != b.Dev
+}

@@ -1081,7 +1081,7 @@ func TestReleaseFollowsASymlink(t *testing.T) {
 			for _, dir := range []string{out, store} {
 				entries, _ := os.ReadDir(dir)
 				for _, e := range entries {
-					if strings.HasPrefix(e.Name(), ".agora-") {
+					if strings.HasPrefix(e.Name(), ".agora-") && !strings.HasSuffix(e.Name(), ".lock") {
 						t.Errorf("left in %s: %s", dir, e.Name())
 					}
 				}
@@ -1121,5 +1121,41 @@ func TestPublishSyncsEveryFolder(t *testing.T) {
 	want := []string{filepath.Join(staging, "t", "k=a"), filepath.Join(staging, "t"), staging, out}
 	if !slices.Equal(fs.synced, want) {
 		t.Errorf("synced %q, want %q", fs.synced, want)
+	}
+}
+
+// TestReleaseLinkedTwiceIsLocked: two outputs whose out/<dataset> links
+// to one folder do not stage into one place at once: the second run is
+// refused while the first holds the folder; once it published, the
+// second goes ahead.
+func TestReleaseLinkedTwiceIsLocked(t *testing.T) {
+	real := filepath.Join(t.TempDir(), "ds")
+	os.MkdirAll(real, 0o755)
+	outs := []string{t.TempDir(), t.TempDir()}
+	for _, o := range outs {
+		if err := os.Symlink(real, filepath.Join(o, "ds")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, err := NewRelease(nil, outs[0], "ds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewRelease(nil, outs[1], "ds"); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second output: err = %v, want ErrLocked", err)
+	}
+	if _, err := Recover(nil, outs[1], "ds"); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second output's recovery: err = %v, want ErrLocked", err)
+	}
+	if err := first.Publish(); err != nil {
+		t.Fatal(err)
+	}
+	second, err := NewRelease(nil, outs[1], "ds")
+	if err != nil {
+		t.Fatalf("after the first published: %v", err)
+	}
+	second.Abort()
+	if _, err := Recover(nil, outs[0], "ds"); err != nil {
+		t.Fatalf("after the second aborted: %v", err)
 	}
 }
