@@ -119,8 +119,7 @@ func recoverRelease(fs FS, out, dataset string) (r *Release, rerr error) {
 		}
 	}
 	// Folders set aside by earlier runs (below) go when they can.
-	stale, _ := filepath.Glob(filepath.Join(out, ".agora-stale-"+globEscape(dataset)+"-*"))
-	for _, p := range stale {
+	for _, p := range staleAside(out, dataset) {
 		if err := r.fs.RemoveAll(p); err != nil {
 			r.Notes = append(r.Notes, fmt.Sprintf("%s, left by an earlier run, could not be removed (%v); remove it by hand", p, err))
 		}
@@ -137,9 +136,18 @@ func recoverRelease(fs FS, out, dataset string) (r *Release, rerr error) {
 	return r, nil
 }
 
-// globEscape escapes the characters filepath.Match treats as special.
-func globEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`).Replace(s)
+// staleAside lists the folders earlier runs set aside for dataset in out:
+// .agora-stale-<dataset>-<digits>, and no other dataset's.
+func staleAside(out, dataset string) []string {
+	entries, _ := os.ReadDir(out)
+	var paths []string
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), ".agora-stale-"+dataset+"-")
+		if ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
+			paths = append(paths, filepath.Join(out, e.Name()))
+		}
+	}
+	return paths
 }
 
 // Dir is the staging folder to write the dataset's tables into.
@@ -246,6 +254,9 @@ func (r *Release) Publish() error {
 		return fmt.Errorf("publish: %w", err)
 	}
 	if err := r.fs.SyncDir(r.out); err != nil {
+		if !hadOld {
+			return fmt.Errorf("%w (%v)", ErrNotSynced, err)
+		}
 		return fmt.Errorf("%w (%v): the previous release is kept in %s until the next run", ErrNotSynced, err, old)
 	}
 	if hadOld {

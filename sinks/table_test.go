@@ -1159,3 +1159,17 @@ func TestReleaseLinkedTwiceIsLocked(t *testing.T) {
 		t.Fatalf("after the second aborted: %v", err)
 	}
 }
+
+// TestStaleAsideMatchesItsDatasetOnly: the folders set aside for one
+// dataset are found in an output whose path has glob characters, and
+// another dataset's (habermas-v2 beside habermas) are not.
+func TestStaleAsideMatchesItsDatasetOnly(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out[1]*")
+	for _, d := range []string{".agora-stale-habermas-17", ".agora-stale-habermas-v2-18", ".agora-stale-habermas-", ".agora-staging-habermas"} {
+		os.MkdirAll(filepath.Join(out, d), 0o755)
+	}
+	got := staleAside(out, "habermas")
+	if want := []string{filepath.Join(out, ".agora-stale-habermas-17")}; !slices.Equal(got, want) {
+		t.Errorf("staleAside = %q, want %q", got, want)
+	}
+}

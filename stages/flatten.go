@@ -514,7 +514,7 @@ func (e *Explode) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeli
 			rej.AddRow(in, r, "explode", in.ColumnName(e.lists[0]), e.lengths(in, lists, r))
 			continue
 		}
-		if l0 == 0 {
+		if l0 == 0 && !slices.ContainsFunc(lists, func(l *array.List) bool { return l.IsNull(r) }) {
 			empty++
 		}
 		for j := 0; j < l0; j++ {

@@ -828,7 +828,7 @@ func conform(ctx context.Context, mem memory.Allocator, a arrow.Array, want arro
 // does not convert to want exactly.
 func castHint(have, want arrow.DataType) string {
 	switch {
-	case arrow.IsInteger(have.ID()) && arrow.IsFloating(want.ID()):
+	case arrow.IsSignedInteger(have.ID()) && arrow.IsFloating(want.ID()):
 		return fmt.Sprintf(" (a float64 holds integers exactly only up to 2^53); declare the column %s to keep every digit", have)
 	case arrow.IsFloating(have.ID()) && arrow.IsInteger(want.ID()):
 		return "; declare the column float64 to keep fractions, NaN and infinities"

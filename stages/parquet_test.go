@@ -1190,9 +1190,15 @@ func TestConformHintsWhatToDeclare(t *testing.T) {
 	for _, tc := range []struct{ have, vals, want, hint string }{
 		{"int64", `[1, 1662373579051292123]`, "float64", "declare the column int64 to keep every digit"},
 		{"float64", `[1, 2.5]`, "int64", "declare the column float64"},
+		// No uint64 to declare: no hint, rather than a wrong one.
+		{"uint64", `[1, 18446744073709551615]`, "float64", "want float64: invalid: integer value 18446744073709551615 not in range"},
 	} {
 		t.Run(tc.have, func(t *testing.T) {
-			a, _, err := array.FromJSON(mem, mustType(t, tc.have), strings.NewReader(tc.vals))
+			have := arrow.DataType(arrow.PrimitiveTypes.Uint64)
+			if tc.have != "uint64" {
+				have = mustType(t, tc.have)
+			}
+			a, _, err := array.FromJSON(mem, have, strings.NewReader(tc.vals))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1203,7 +1209,7 @@ func TestConformHintsWhatToDeclare(t *testing.T) {
 				t.Fatal("converted")
 			}
 			var re *rowError
-			if !errors.As(err, &re) || re.row != 1 || !strings.Contains(err.Error(), tc.hint) {
+			if !errors.As(err, &re) || re.row != 1 || !strings.Contains(err.Error(), tc.hint) || strings.Contains(err.Error(), "declare the column uint64") {
 				t.Errorf("err = %v", err)
 			}
 		})

@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -132,11 +133,16 @@ func fetchAll(ctx context.Context, cfg *config.Config, ids []string, opts fetchO
 	}
 	// Two fetches into one data root would share their .part and
 	// extraction folders.
+	// A data root that cannot be written takes no download either, so
+	// there is nothing to lock against there; every file in place still
+	// says so.
 	lock, err := sinks.AcquireLock(filepath.Join(opts.Data, ".agora-fetch"), "fetch")
-	if err != nil {
-		if errors.Is(err, sinks.ErrLocked) {
-			return fmt.Errorf("another fetch into %s is running: %w", opts.Data, err)
-		}
+	switch {
+	case errors.Is(err, sinks.ErrLocked):
+		return fmt.Errorf("another fetch into %s is running: %w", opts.Data, err)
+	case errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission):
+		opts.Log.Warn("data root not writable: fetching without a lock", "data", opts.Data, "error", err)
+	case err != nil:
 		return err
 	}
 	defer lock.Release()
@@ -726,7 +732,10 @@ func extract(archive string, f *config.FetchFile, dest string) (int, error) {
 func swapIn(stage, dest string) error {
 	if _, err := os.Stat(dest); err == nil {
 		if err := unix.Renameat2(unix.AT_FDCWD, stage, unix.AT_FDCWD, dest, unix.RENAME_EXCHANGE); err == nil {
-			return os.RemoveAll(stage) // now the old folder
+			// stage is now the old folder: the new one is in place
+			// whether or not it goes (the next fetch removes it).
+			os.RemoveAll(stage)
+			return nil
 		}
 		aside := dest + ".old"
 		if err := os.RemoveAll(aside); err != nil {
@@ -739,7 +748,8 @@ func swapIn(stage, dest string) error {
 			os.Rename(aside, dest)
 			return err
 		}
-		return os.RemoveAll(aside)
+		os.RemoveAll(aside) // as above: restoreAside tries again
+		return nil
 	}
 	return os.Rename(stage, dest)
 }
