@@ -91,6 +91,7 @@ func TestLoadBad(t *testing.T) {
 			file: "column_mistakes.bad.yaml",
 			want: []string{
 				`column_mistakes.bad.yaml:9: datasets.d.inputs.in.columns[0].aliases[0]: invalid value: "submitted_ms" is a declared column too`,
+				`column_mistakes.bad.yaml:11: datasets.d.inputs.in.columns[2].aliases[2]: invalid value: "old2" is listed twice`,
 				`column_mistakes.bad.yaml:12: datasets.d.inputs.in.columns[3].aliases[0]: invalid value: "old" is column a's alias too`,
 				`column_mistakes.bad.yaml:12: datasets.d.inputs.in.columns[3].aliases[1]: invalid value: "b" is the column's own name`,
 				`column_mistakes.bad.yaml:13: datasets.d.inputs.in.columns[4].type: invalid value: type "struct<country:string,country:string>": struct field "country" comes twice`,

@@ -337,6 +337,8 @@ func (c *Config) validateInput(p string, in *Input, add addFunc) {
 				add(fmt.Sprintf("%s.aliases[%d]", cp, j), ErrInvalid, "%q is a declared column too: which of the two its key fills is not clear", a)
 			case aliasOf[a] != col.Name:
 				add(fmt.Sprintf("%s.aliases[%d]", cp, j), ErrInvalid, "%q is column %s's alias too", a, aliasOf[a])
+			case slices.Contains(col.Aliases[:j], a):
+				add(fmt.Sprintf("%s.aliases[%d]", cp, j), ErrInvalid, "%q is listed twice", a)
 			}
 		}
 		if col.Name == "" {

@@ -252,7 +252,9 @@ func (s *JSONLines) init() {
 			keys = []string{c.Name}
 		}
 		for p, k := range keys {
-			s.keys[k] = keyRef{col: i, prio: p, idx: len(s.keys)}
+			if _, ok := s.keys[k]; !ok { // a key listed twice keeps its first place
+				s.keys[k] = keyRef{col: i, prio: p, idx: len(s.keys)}
+			}
 		}
 	}
 	for _, c := range s.Columns {

@@ -657,3 +657,20 @@ func TestSameJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONLinesAliasListedTwice: an alias listed twice (which the config
+// does not refuse) neither panics nor changes what is read.
+func TestJSONLinesAliasListedTwice(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	p := filepath.Join(t.TempDir(), "data.jsonl")
+	os.WriteFile(p, []byte(`{"id":"a","text":"x"}`+"\n"+`{"id":"b","raw_text":"y","text":"y"}`+"\n"), 0o644)
+	s := &JSONLines{Path: p, Name: "data.jsonl", Mem: mem, Columns: []JSONColumn{
+		{Name: "id", Type: mustType(t, "string")},
+		{Name: "raw_text", Keys: []string{"raw_text", "text", "text"}, Type: mustType(t, "string")},
+	}}
+	rows, rejects, err := decodeAll(t, s)
+	if err != nil || len(rejects) != 0 || strings.Join(rows, "\n") != `{"id":"a","raw_text":"x"}`+"\n"+`{"id":"b","raw_text":"y"}` {
+		t.Errorf("rows %q, rejects %v, err %v", rows, rejects, err)
+	}
+}
