@@ -216,6 +216,10 @@ type Input struct {
 // tsv folder, each file whose name ends in .gz is read through gzip.
 func (in *Input) AutoCompression() bool { return in.autoGzip }
 
+// FileType is the Column type that takes a parquet column's type from
+// the file.
+const FileType = "file"
+
 // Column declares one input column.
 type Column struct {
 	// Name is the key in the input. It may not be _file or _line
@@ -229,7 +233,11 @@ type Column struct {
 	// A Parquet column of another type is converted where no value is
 	// lost (int32 to int64, ISO strings to timestamps, a list of one
 	// repeated value to that value, a value to a list of one); a value
-	// that does not convert stops the run, naming its row.
+	// that does not convert stops the run, naming its row. For a
+	// parquet column, file takes the type from the file (made one every
+	// reader takes, as extra_columns: carry does), for a column whose
+	// shape the release does not publish; steps that need a known type
+	// refuse it where the file's does not fit.
 	Type string `yaml:"type"`
 	// Aliases (jsonl) are other keys accepted for the same column, for
 	// releases that renamed a field. A line that gives two of the keys

@@ -148,6 +148,12 @@ func TestLoadBad(t *testing.T) {
 			is: ErrInvalid,
 		},
 		{
+			file: "file_type.bad.yaml",
+			want: []string{"file_type.bad.yaml:9: datasets.d.inputs.in.columns[0].type: invalid value: type file (the file's own type) applies to parquet inputs"},
+			not:  []string{"inputs.pq"},
+			is:   ErrInvalid,
+		},
+		{
 			file: "fill_nulls.bad.yaml",
 			want: []string{
 				"fill_nulls.bad.yaml:15: datasets.d.tables.t.steps[0].explode.fill_nulls[1]: invalid value: c is not one of the exploded columns",

@@ -351,6 +351,10 @@ func (c *Config) validateInput(p string, in *Input, add addFunc) {
 		seen[col.Name] = true
 		if col.Type == "" {
 			add(cp+".type", ErrRequired, "column type")
+		} else if col.Type == FileType {
+			if in.Format != "parquet" {
+				add(cp+".type", ErrInvalid, "type file (the file's own type) applies to parquet inputs, whose files carry their types")
+			}
 		} else if dt, err := ParseType(col.Type); err != nil {
 			add(cp+".type", ErrInvalid, "%v", err)
 		} else if why := FormatReads(in.Format, dt); why != "" {

@@ -167,6 +167,10 @@ func NewSource(cfg *config.Config, in *config.Input, dataRoot string, mem memory
 	if in.Format == "parquet" {
 		cols := make([]ParquetColumn, len(in.Columns))
 		for i, c := range in.Columns {
+			if c.Type == config.FileType {
+				cols[i] = ParquetColumn{Name: c.Name, AsFile: true, Optional: c.Optional}
+				continue
+			}
 			t, err := config.ParseType(c.Type)
 			if err != nil {
 				return nil, "", err

@@ -41,6 +41,11 @@ type ParquetColumn struct {
 	// Optional lets the file lack the column: it is read as nulls and
 	// the source notes it.
 	Optional bool
+	// AsFile takes the column's type from the file (Type is then
+	// ignored), made one every reader takes as a carried column's is:
+	// for a column whose shape the release does not publish. A file
+	// that lacks an optional one gives a string column of nulls.
+	AsFile bool
 }
 
 // ParquetFile is a Source streaming a Parquet file as Arrow batches of at
@@ -148,15 +153,30 @@ func (s *ParquetFile) Schema() (*arrow.Schema, error) {
 	}
 	batchDefaults(&s.BatchRows, &s.BatchBytes)
 	var fields []arrow.Field
-	for _, c := range s.Columns {
-		fields = append(fields, arrow.Field{Name: c.Name, Type: c.Type, Nullable: true})
-	}
-	if s.CarryExtra {
-		fr, fs, err := s.open()
+	var fs *arrow.Schema // the file's, when a column's type or the extra columns come from it
+	if s.CarryExtra || slices.ContainsFunc(s.Columns, func(c ParquetColumn) bool { return c.AsFile }) {
+		fr, sc, err := s.open()
 		if err != nil {
 			return nil, err
 		}
 		fr.ParquetReader().Close()
+		fs = sc
+	}
+	for _, c := range s.Columns {
+		t := c.Type
+		if c.AsFile {
+			t = arrow.BinaryTypes.String // absent: nulls, and noted as such
+			if idx := fs.FieldIndices(c.Name); len(idx) == 1 {
+				ct, ok := carriedType(fs.Field(idx[0]).Type)
+				if !ok {
+					return nil, &DecodeError{File: s.Name, Err: fmt.Errorf("column %s: the file has %s, not a type every Parquet reader takes; declare its type", c.Name, fs.Field(idx[0]).Type)}
+				}
+				t = ct
+			}
+		}
+		fields = append(fields, arrow.Field{Name: c.Name, Type: t, Nullable: true})
+	}
+	if s.CarryExtra {
 		declared := map[string]bool{}
 		for _, c := range s.Columns {
 			declared[c.Name] = true

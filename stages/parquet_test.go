@@ -1215,3 +1215,47 @@ func TestConformHintsWhatToDeclare(t *testing.T) {
 		})
 	}
 }
+
+// TestParquetColumnOfTheFilesType: a column declared with the file's own
+// type (type: file) keeps whatever nesting the file has, in a type every
+// reader takes (uint32 as int64); an optional one the file lacks is a
+// string column of nulls. A declared type one level too shallow stops.
+func TestParquetColumnOfTheFilesType(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	deep := arrow.ListOf(arrow.ListOf(arrow.ListOf(arrow.PrimitiveTypes.Float64)))
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "deep", Type: deep, Nullable: true},
+		{Name: "u", Type: arrow.PrimitiveTypes.Uint32, Nullable: true},
+	}, nil)
+	b, _, err := array.RecordFromJSON(mem, schema, strings.NewReader(`[{"deep":[[[1.5,2]],[[0.5]]],"u":7},{"deep":null,"u":null}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := writeParquetFile(t, "f.parquet", b, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps())
+	b.Release()
+	s := &ParquetFile{Path: p, Name: "f.parquet", Mem: mem, Columns: []ParquetColumn{
+		{Name: "deep", AsFile: true},
+		{Name: "u", AsFile: true},
+		{Name: "gone", AsFile: true, Optional: true},
+	}}
+	sc, err := s.Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(sc.Field(0).Type, " ", sc.Field(1).Type, " ", sc.Field(2).Type); got != "list<item: list<item: list<item: float64, nullable>, nullable>, nullable> int64 utf8" {
+		t.Errorf("types %s", got)
+	}
+	rows, err := parquetRows(t, s, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"deep":[[[1.5,2]],[[0.5]]],"gone":null,"u":7}` + "\n" + `{"deep":null,"gone":null,"u":null}`
+	if strings.Join(rows, "\n") != want {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), want)
+	}
+	declared := &ParquetFile{Path: p, Name: "f.parquet", Mem: mem, Columns: []ParquetColumn{{Name: "deep", Type: mustType(t, "list<list<float64>>")}}}
+	if _, err := parquetRows(t, declared, false); err == nil {
+		t.Error("a list nested deeper than declared was read")
+	}
+}
