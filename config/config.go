@@ -381,8 +381,8 @@ type Explode struct {
 	// Prefix is put before struct field names when a list of structs is
 	// exploded into columns.
 	Prefix string `yaml:"prefix"`
-	// FillNulls names columns, of Columns, that may be null where the
-	// others are not: such a row is kept, with null elements in their
+	// FillNulls names columns, of Columns, that may be null (or empty)
+	// where the others are not: such a row is kept, with null elements in their
 	// place, instead of being rejected (a participant who ranked the
 	// candidates but left no ratings). At least one column must be left
 	// out of it: those give the row's length.

@@ -437,9 +437,10 @@ func NewExplode(mem memory.Allocator, in *arrow.Schema, columns, as []string, in
 	return e, nil
 }
 
-// FillNulls names list columns, of those exploded, that may be null in
-// a row whose other lists are not: each of their elements is then null,
-// as many as the other lists hold, instead of the row being rejected.
+// FillNulls names list columns, of those exploded, that may be null (or
+// empty) in a row whose other lists are not: each of their elements is
+// then null, as many as the other lists hold, instead of the row being
+// rejected.
 // At least one exploded column must be left out, to give the length.
 func (e *Explode) FillNulls(columns []string) error {
 	if len(columns) == 0 {
@@ -463,8 +464,18 @@ func (e *Explode) FillNulls(columns []string) error {
 	return nil
 }
 
-// filled reports whether list i reads as nulls where it is null.
+// filled reports whether list i reads as nulls where it is missing.
 func (e *Explode) filled(i int) bool { return e.fill != nil && e.fill[i] }
+
+// missing reports whether row r of a filled list gives no values: null,
+// or empty (as a writer may store a list it has nothing for).
+func (e *Explode) missing(l *array.List, r int) bool {
+	if l.IsNull(r) {
+		return true
+	}
+	s, t := l.ValueOffsets(r)
+	return s == t
+}
 
 // Process explodes one batch.
 func (e *Explode) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
@@ -496,10 +507,10 @@ func (e *Explode) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeli
 		l0 := -1
 		ok := true
 		for i, l := range lists {
+			if e.filled(i) && e.missing(l, r) {
+				continue
+			}
 			if l.IsNull(r) {
-				if e.filled(i) {
-					continue
-				}
 				ok = false
 				break
 			}
@@ -521,7 +532,7 @@ func (e *Explode) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeli
 			parent = append(parent, int64(r))
 			index = append(index, int64(j))
 			for i, l := range lists {
-				if l.IsNull(r) { // a filled list (FillNulls)
+				if e.filled(i) && e.missing(l, r) { // FillNulls
 					elemIdx[i] = append(elemIdx[i], -1)
 					filledAny[i] = true
 					continue

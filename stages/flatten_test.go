@@ -682,6 +682,16 @@ func TestExplode(t *testing.T) {
 			reasons: []string{"a is null, b has 1", "the lists are null"},
 		},
 		{
+			// A writer may store "no ratings" as [] rather than null.
+			name:    "fill_nulls reads an empty list beside others as nulls too",
+			cols:    aligned,
+			rows:    `[{"id":"x","a":["p","q"],"b":[],"_line":1},{"id":"y","a":[],"b":[],"_line":2}]`,
+			columns: []string{"a", "b"},
+			fill:    []string{"b"},
+			names:   []string{"id", "_line", "a", "b"},
+			want:    []string{`1:{"a":"p","b":null,"id":"x"}`, `1:{"a":"q","b":null,"id":"x"}`},
+		},
+		{
 			name:    "fill_nulls in a slice, lengths still compared",
 			cols:    aligned,
 			rows:    `[{"id":"v","a":["o"],"b":[0],"_line":1},{"id":"x","a":["p","q"],"b":[7],"_line":2},{"id":"y","a":["r"],"b":null,"_line":3}]`,
