@@ -464,18 +464,9 @@ func (e *Explode) FillNulls(columns []string) error {
 	return nil
 }
 
-// filled reports whether list i reads as nulls where it is missing.
+// filled reports whether list i reads as nulls where it is null or
+// empty (as a writer may store a list it has nothing for).
 func (e *Explode) filled(i int) bool { return e.fill != nil && e.fill[i] }
-
-// missing reports whether row r of a filled list gives no values: null,
-// or empty (as a writer may store a list it has nothing for).
-func (e *Explode) missing(l *array.List, r int) bool {
-	if l.IsNull(r) {
-		return true
-	}
-	s, t := l.ValueOffsets(r)
-	return s == t
-}
 
 // Process explodes one batch.
 func (e *Explode) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
@@ -501,43 +492,51 @@ func (e *Explode) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeli
 		elemIdx[i] = make([]int64, 0, total)
 	}
 	filledAny := make([]bool, len(lists)) // a list with a -1 (null) element index
+	// starts holds row r's first element in each list, or -1 for a filled
+	// list (FillNulls) that gives the row no values: null or empty.
+	starts := make([]int64, len(lists))
 	var empty int64
 	defer func() { e.empty.Add(empty) }()
 	for r := 0; r < n; r++ {
 		l0 := -1
-		ok := true
+		ok, null := true, false
 		for i, l := range lists {
-			if e.filled(i) && e.missing(l, r) {
-				continue
-			}
 			if l.IsNull(r) {
+				null = true
+				if e.filled(i) {
+					starts[i] = -1
+					continue
+				}
 				ok = false
 				break
 			}
 			s, t := l.ValueOffsets(r)
+			if s == t && e.filled(i) {
+				starts[i] = -1
+				continue
+			}
 			if l0 >= 0 && int(t-s) != l0 {
 				ok = false
 				break
 			}
-			l0 = int(t - s)
+			l0, starts[i] = int(t-s), s
 		}
 		if !ok {
 			rej.AddRow(in, r, "explode", in.ColumnName(e.lists[0]), e.lengths(in, lists, r))
 			continue
 		}
-		if l0 == 0 && !slices.ContainsFunc(lists, func(l *array.List) bool { return l.IsNull(r) }) {
+		if l0 == 0 && !null {
 			empty++
 		}
 		for j := 0; j < l0; j++ {
 			parent = append(parent, int64(r))
 			index = append(index, int64(j))
-			for i, l := range lists {
-				if e.filled(i) && e.missing(l, r) { // FillNulls
+			for i, s := range starts {
+				if s < 0 {
 					elemIdx[i] = append(elemIdx[i], -1)
 					filledAny[i] = true
 					continue
 				}
-				s, _ := l.ValueOffsets(r)
 				elemIdx[i] = append(elemIdx[i], s+int64(j))
 			}
 		}
