@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"github.com/agora-etl/agora/config"
 	"github.com/agora-etl/agora/sinks"
@@ -731,7 +730,7 @@ func extract(archive string, f *config.FetchFile, dest string) (int, error) {
 // first, and restoreAside puts it back if the second rename never came.
 func swapIn(stage, dest string) error {
 	if _, err := os.Stat(dest); err == nil {
-		if err := unix.Renameat2(unix.AT_FDCWD, stage, unix.AT_FDCWD, dest, unix.RENAME_EXCHANGE); err == nil {
+		if err := (sinks.OS{}).Exchange(stage, dest); err == nil {
 			// stage is now the old folder: the new one is in place
 			// whether or not it goes (the next fetch removes it).
 			os.RemoveAll(stage)

@@ -113,7 +113,6 @@ func unknownCommand(c *cobra.Command, args []string) error {
 	return errors.New(msg)
 }
 
-// execute runs the command line and returns the exit code.
 // jsonLogsAsked reports whether args ask for --log-format json, for an
 // error in parsing the flags before it (an unknown flag) to be JSON too.
 func jsonLogsAsked(args []string) bool {
@@ -128,6 +127,7 @@ func jsonLogsAsked(args []string) bool {
 	return false
 }
 
+// execute runs the command line and returns the exit code.
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := &stickyWriter{w: stdout}
 	root := newRoot(out, stderr)
