@@ -664,8 +664,8 @@ func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Reje
 				// is the value, two values are not for agora to choose.
 				old := vals[ref.col]
 				switch {
-				case e.Type() == fastjson.TypeNull:
-				case old.Type() == fastjson.TypeNull:
+				case isNull(e):
+				case isNull(old):
 					vals[ref.col], prio[ref.col] = e, ref.prio
 				case !sameJSON(old, e):
 					if dup == "" {
