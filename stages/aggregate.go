@@ -366,7 +366,7 @@ func groupComesAgain(full, b arrow.RecordBatch, by []int, i int) error {
 		}
 	}
 	return &pipeline.RowError{File: pipeline.FileOf(full, i), Line: pipeline.LineOf(full, i),
-		Err: fmt.Errorf("grouped: the group of %s comes again after it ended; the input does not hold each group's rows together (leave grouped out)", strings.Join(key, ", "))}
+		Err: fmt.Errorf("grouped: the group of %s comes again after it ended; the input does not hold each group's rows together (a row of another group among them, before this line, or the group split over files; leave grouped out to take any order)", strings.Join(key, ", "))}
 }
 
 // numbered returns the columns of full the aggregation reads and the

@@ -135,6 +135,87 @@ func TestShippedConfigCountsKeptRows(t *testing.T) {
 	}
 }
 
+// TestShippedConfigRejectsForeignGroupRows: with the shipped
+// pipeline.yaml, DeliData rows whose group_id is not their file's name
+// are rejected from both tables, where a whole file relabelled with the
+// next file's group merged the two groups in groups (one row for two
+// chats), and one stray row in a group failed the dataset (its grouped
+// derivations saw the group come back).
+func TestShippedConfigRejectsForeignGroupRows(t *testing.T) {
+	const (
+		first  = "04bc6ccf-e281-4801-9394-bd48dfebebea"
+		second = "0896b72d-549a-4768-83da-de8a6795f6b6"
+	)
+	tests := []struct {
+		name     string
+		file     string
+		edit     func(lines []string) []string
+		rejected int64 // rows of messages rejected
+		groups   int   // rows of groups
+	}{
+		{"whole file relabelled as the next group", first, func(lines []string) []string {
+			for i := 1; i < len(lines); i++ {
+				lines[i] = strings.Replace(lines[i], first, second, 1)
+			}
+			return lines
+		}, -1, 11},
+		{"one row of another group", second, func(lines []string) []string {
+			lines[4] = "ffffffff" + lines[4][8:]
+			return lines
+		}, 1, 12},
+		{"one row without a group", second, func(lines []string) []string {
+			lines[4] = strings.TrimPrefix(lines[4], second)
+			return lines
+		}, 1, 12},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data := t.TempDir()
+			if err := os.CopyFS(filepath.Join(data, "delidata"), os.DirFS("../../testdata/delidata")); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(data, "delidata", tc.file)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+			want := tc.rejected
+			if want < 0 {
+				want = int64(len(lines) - 1) // every row under the header
+			}
+			if err := os.WriteFile(p, []byte(strings.Join(tc.edit(lines), "\n")+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := t.TempDir()
+			if code, _, stderr := agora(t, "run", "--config", "../../pipeline.yaml", "--data", data, "--out", out, "--only", "delidata", "--quiet"); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			rej := readTable(t, filepath.Join(out, "delidata", "_rejects", "messages", "part-00000.parquet"))
+			defer rej.Release()
+			if rej.NumRows() != want {
+				t.Errorf("messages rejected %d rows, want %d", rej.NumRows(), want)
+			}
+			rules := rej.Column(int(rej.Schema().FieldIndices("rule")[0])).Data().Chunk(0).(*array.String)
+			for i := 0; i < rules.Len(); i++ {
+				if rules.Value(i) != "equal" {
+					t.Errorf("reject %d: rule %q, want equal (group_id against the file name)", i, rules.Value(i))
+				}
+			}
+			files, _ := filepath.Glob(filepath.Join(out, "delidata", "groups", "*.parquet"))
+			var n int64
+			for _, f := range files {
+				g := readTable(t, f)
+				n += g.NumRows()
+				g.Release()
+			}
+			if n != int64(tc.groups) {
+				t.Errorf("groups holds %d rows, want %d", n, tc.groups)
+			}
+		})
+	}
+}
+
 // TestEmptyListsAreNoted: a row whose exploded lists are empty leaves a
 // note in the run's summary, where nothing showed it.
 func TestEmptyListsAreNoted(t *testing.T) {
