@@ -444,7 +444,11 @@ func (s *TSVFolder) layout(name string, line []byte) (*tsvLayout, error) {
 		h.idx = append(h.idx, i)
 	}
 	if len(missing) > 0 {
-		return nil, &DecodeError{File: name, Line: 1, Err: fmt.Errorf("%w: no column %s (header has %d fields: %s)", ErrHeader, strings.Join(missing, ", "), len(cols), strings.Join(cols, ", "))}
+		hint := ""
+		if bytes.IndexByte(line, '\r') >= 0 {
+			hint = "; its line holds carriage returns: a file whose lines end in CR alone reads as one line"
+		}
+		return nil, &DecodeError{File: name, Line: 1, Err: fmt.Errorf("%w: no column %s (header has %d fields: %s)%s", ErrHeader, strings.Join(missing, ", "), len(cols), headerExcerpt(cols), hint)}
 	}
 	// Header columns no declared column reads are passed over, as a
 	// JSON line's undeclared keys are; said once, with the first file.
@@ -613,4 +617,22 @@ func (r *hashingReader) Read(p []byte) (int, error) {
 	r.h.Write(p[:n])
 	r.n += int64(n)
 	return n, err
+}
+
+// headerExcerptFields is the most header fields an error lists.
+const headerExcerptFields = 20
+
+// headerExcerpt lists a header's fields for an error: at most
+// headerExcerptFields of them, each clipped, so that a data file read as
+// a header (a line of megabytes) does not fill the terminal.
+func headerExcerpt(cols []string) string {
+	n := min(len(cols), headerExcerptFields)
+	parts := make([]string, 0, n+1)
+	for _, c := range cols[:n] {
+		parts = append(parts, strconv.Quote(clip(c)))
+	}
+	if len(cols) > n {
+		parts = append(parts, fmt.Sprintf("… %d more", len(cols)-n))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -181,6 +181,47 @@ func TestTSVFolderErrors(t *testing.T) {
 	}
 }
 
+// TestTSVHeaderErrorExcerpt: a header that is not one (a data file of
+// one long line, a file whose lines end in CR alone) is quoted in the
+// error in a short excerpt, with a hint at CR line endings, where the
+// error held the whole line (20 MB of stderr for a 20 MB line).
+func TestTSVHeaderErrorExcerpt(t *testing.T) {
+	cols := []TSVColumn{{Name: "id", Type: arrow.BinaryTypes.String}, {Name: "text", Type: arrow.BinaryTypes.String}}
+	tests := []struct {
+		name    string
+		data    string
+		want    []string
+		notWant []string
+	}{
+		{"one long line", strings.Repeat("x", 1<<20), []string{`header has 1 fields: "` + strings.Repeat("x", 60) + `…"`}, []string{strings.Repeat("x", 61), "carriage"}},
+		{"many fields", strings.Repeat("f\t", 99) + "f\n1\n", []string{"header has 100 fields:", "… 80 more"}, nil},
+		{"lines ending in CR", "id\ttext\r1\tx\r2\ty\r", []string{"no column text", "carriage returns"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, "g"), []byte(tc.data), 0o644)
+			_, _, err := decodeTSV(t, &TSVFolder{Path: dir, Name: "chats", Columns: cols})
+			if err == nil || !strings.Contains(err.Error(), "chats/g:1: bad header") {
+				t.Fatalf("err = %v", err)
+			}
+			if len(err.Error()) > 2000 {
+				t.Errorf("error of %d bytes", len(err.Error()))
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			for _, w := range tc.notWant {
+				if strings.Contains(err.Error(), w) {
+					t.Errorf("error %.200q says %.80q", err, w)
+				}
+			}
+		})
+	}
+}
+
 // TestTSVNumbers: floats as Python and spreadsheets write them (inf,
 // nan and Infinity included) are read; Go's own syntax (1_000, hex
 // floats) is not a number in a data file.
