@@ -228,6 +228,9 @@ func (s *ParquetFile) open() (*pqarrow.FileReader, *arrow.Schema, error) {
 	if _, err := os.Stat(s.Path); err != nil {
 		return nil, nil, &DecodeError{File: s.Name, Err: err}
 	}
+	if why := parquetMagic(s.Path); why != "" {
+		return nil, nil, &DecodeError{File: s.Name, Err: fmt.Errorf("%w: not a Parquet file: %s", ErrCorrupt, why)}
+	}
 	rdr, err := file.OpenParquetFile(s.Path, false, file.WithReadProps(s.readProps()))
 	if err != nil {
 		return nil, nil, &DecodeError{File: s.Name, Err: fmt.Errorf("%w: not a readable Parquet file: %v", ErrCorrupt, err)}
@@ -235,6 +238,11 @@ func (s *ParquetFile) open() (*pqarrow.FileReader, *arrow.Schema, error) {
 	fr, err := pqarrow.NewFileReader(rdr, s.arrowProps(batchRowsFor(rdr, s.BatchRows, s.BatchBytes)), s.Mem)
 	if err != nil {
 		rdr.Close()
+		if rdr.MetaData().KeyValueMetadata().FindValue("ARROW:schema") != nil {
+			// pqarrow decodes the Arrow schema its writer left in the
+			// footer; damaged, it fails with a base64 or flatbuffers error.
+			return nil, nil, &DecodeError{File: s.Name, Err: fmt.Errorf("%w: the Arrow schema in the file's footer (ARROW:schema) is damaged: %v", ErrCorrupt, err)}
+		}
 		return nil, nil, &DecodeError{File: s.Name, Err: fmt.Errorf("%w: %v", ErrCorrupt, err)}
 	}
 	sc, err := fr.Schema()
@@ -395,6 +403,7 @@ func footerParts(ctx context.Context, md *metadata.FileMetaData, per int) ([][]b
 // emitAll reads the leaves of every row group fr knows as batches and
 // emits them, numbering rows from *row on.
 func (s *ParquetFile) emitAll(ctx context.Context, fr *pqarrow.FileReader, leaves []int, row *int64, emit func(pipeline.Chunk) error) error {
+	base := *row
 	rr, err := fr.GetRecordReader(ctx, leaves, nil)
 	if err != nil {
 		// Before the first row, the error is the file's, not a row's.
@@ -418,9 +427,94 @@ func (s *ParquetFile) emitAll(ctx context.Context, fr *pqarrow.FileReader, leave
 		}
 	}
 	if err := rr.Err(); err != nil {
-		return &DecodeError{File: s.Name, Line: *row, Err: fmt.Errorf("%w: %v", ErrCorrupt, err)}
+		return s.locateCorrupt(ctx, fr, leaves, base, *row, err)
 	}
 	return nil
+}
+
+// locateCorrupt is the error for a batch that could not be read from
+// row at on (fr's first row being row base): it reads the row groups the
+// batch may span column by column, to name the row group and the column
+// that fail. The record reader's own error names neither, and its row is
+// where the batch starts, which may be in an intact row group before the
+// damaged one. When no single column fails, it is cause at row at.
+func (s *ParquetFile) locateCorrupt(ctx context.Context, fr *pqarrow.FileReader, leaves []int, base, at int64, cause error) error {
+	md := fr.ParquetReader().MetaData()
+	want := map[int]bool{}
+	for _, l := range leaves {
+		want[l] = true
+	}
+	var fields []int
+	for i, f := range fr.Manifest.Fields {
+		if slices.ContainsFunc(leafColumns(f), func(l int) bool { return want[l] }) {
+			fields = append(fields, i)
+		}
+	}
+	first := base
+	for rg := 0; rg < md.NumRowGroups() && first <= at+fr.Props.BatchSize; rg++ {
+		n := md.RowGroup(rg).NumRows()
+		if first+n <= at {
+			first += n
+			continue
+		}
+		for _, fi := range fields {
+			if err := readColumnChunk(ctx, fr, rg, fi); err != nil {
+				return &DecodeError{File: s.Name, Line: first, Err: fmt.Errorf("%w: row group %d (rows %d to %d), column %s: %v",
+					ErrCorrupt, rg, first, first+n-1, fr.Manifest.Fields[fi].Field.Name, err)}
+			}
+		}
+		first += n
+	}
+	return &DecodeError{File: s.Name, Line: at, Err: fmt.Errorf("%w: %v", ErrCorrupt, cause)}
+}
+
+// readColumnChunk reads column fi of row group rg whole and lets it go,
+// returning the error (or the reader's panic) it meets.
+func readColumnChunk(ctx context.Context, fr *pqarrow.FileReader, rg, fi int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	col, err := fr.RowGroup(rg).Column(fi).Read(ctx)
+	if col != nil {
+		col.Release()
+	}
+	return err
+}
+
+// parquetMagic returns why the file at path cannot be Parquet, judged by
+// its first and last four bytes (PAR1; PARE ends an encrypted footer),
+// or "" when they are right.
+func parquetMagic(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "" // the reader says why
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	if st.Size() < 12 {
+		return fmt.Sprintf("%d bytes, fewer than the 12 of an empty Parquet file (a truncated download?)", st.Size())
+	}
+	var head, tail [4]byte
+	if _, err := f.ReadAt(head[:], 0); err != nil {
+		return ""
+	}
+	if _, err := f.ReadAt(tail[:], st.Size()-4); err != nil {
+		return ""
+	}
+	switch {
+	case string(tail[:]) == "PARE":
+		return "its footer is encrypted, which agora does not read"
+	case string(head[:]) != "PAR1":
+		return fmt.Sprintf("it does not start with PAR1 but %q (another format?)", head[:])
+	case string(tail[:]) != "PAR1":
+		return "it starts with PAR1 but does not end with it (a truncated or damaged download?)"
+	}
+	return ""
 }
 
 // probeRows is how many rows probeBatchRows reads to learn a row's size.

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
@@ -673,6 +675,108 @@ func idTextBatch(rows int, text func(i int) string) arrow.RecordBatch {
 		rb.Field(1).(*array.StringBuilder).Append(text(i))
 	}
 	return rb.NewRecordBatch()
+}
+
+// TestParquetDamagedPageNamesRowGroupAndColumn: bytes flipped inside
+// one compressed column chunk stop the read with an error naming the
+// row group, its rows and the column, where it named the row at which
+// the failing batch started (in an intact row group) and no column.
+func TestParquetDamagedPageNamesRowGroupAndColumn(t *testing.T) {
+	b := idTextBatch(300, func(i int) string { return fmt.Sprintf("text %d of a row, long enough to compress %d", i, i*i) })
+	defer b.Release()
+	props := parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(100), parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDictionaryDefault(false))
+	p := writeParquetFile(t, "d.parquet", b, props, pqarrow.DefaultWriterProps())
+	// Row group 1's text chunk, its second half: past the page header.
+	r, err := file.OpenParquetFile(p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := r.MetaData().RowGroup(1).ColumnChunk(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, size := cc.DataPageOffset(), cc.TotalCompressedSize()
+	r.Close()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := start + size/2; i < start+size/2+16; i++ {
+		data[i] ^= 0xFF
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, batch := range []int{64, 1000} { // a batch from an intact row group into the damaged one, and one batch for all
+		s := &ParquetFile{Path: p, Name: "d.parquet", Columns: idTextColumns(), BatchRows: batch}
+		_, err = parquetRows(t, s, false)
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "d.parquet:101: unreadable input: row group 1 (rows 101 to 200), column text: ") {
+			t.Errorf("batches of %d rows: err = %v", batch, err)
+		}
+	}
+}
+
+// TestParquetNotParquet: a file that is not Parquet (another format, a
+// truncated download) is named as such by its magic bytes, where the
+// reader's error spoke of metadata sizes.
+func TestParquetNotParquet(t *testing.T) {
+	b := idTextBatch(10, func(i int) string { return "x" })
+	defer b.Release()
+	good, err := os.ReadFile(writeParquetFile(t, "g.parquet", b, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"text", []byte(strings.Repeat("this is not parquet\n", 100)), `not a Parquet file: it does not start with PAR1 but "this" (another format?)`},
+		{"truncated", good[:len(good)-10], "not a Parquet file: it starts with PAR1 but does not end with it (a truncated or damaged download?)"},
+		{"tiny", []byte("PAR1"), "not a Parquet file: 4 bytes, fewer than the 12"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "f.parquet")
+			os.WriteFile(p, tc.data, 0o644)
+			s := &ParquetFile{Path: p, Name: "f.parquet", Columns: idTextColumns()}
+			_, err := parquetRows(t, s, false)
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "f.parquet: unreadable input: "+tc.want) {
+				t.Errorf("err = %v", err)
+			}
+		})
+	}
+}
+
+// TestParquetDamagedArrowSchema: a footer whose ARROW:schema value is
+// damaged is named as such, where the error was base64's alone.
+func TestParquetDamagedArrowSchema(t *testing.T) {
+	b := idTextBatch(10, func(i int) string { return "x" })
+	defer b.Release()
+	p := writeParquetFile(t, "a.parquet", b, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(data, []byte("ARROW:schema"))
+	if i < 0 {
+		t.Fatal("no ARROW:schema in the footer")
+	}
+	// The value follows the key (its length, then base64): the first
+	// base64 byte past the key, made one that base64 does not use.
+	j := i + len("ARROW:schema") + 2
+	for data[j] < '0' {
+		j++
+	}
+	data[j+8] = '!'
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &ParquetFile{Path: p, Name: "a.parquet", Columns: idTextColumns()}
+	_, err = parquetRows(t, s, false)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "a.parquet: unreadable input: the Arrow schema in the file's footer (ARROW:schema) is damaged: ") {
+		t.Errorf("err = %v", err)
+	}
 }
 
 // TestParquetConversionErrorNamesRow checks that a value that does not
