@@ -66,6 +66,26 @@ func TestLoadBad(t *testing.T) {
 			is:   ErrUnknownKey,
 		},
 		{
+			file: "paths.bad.yaml",
+			want: []string{
+				`paths.bad.yaml:5: datasets.d.inputs.up.path: invalid value: "../../../../etc/passwd" leads out of the data root`,
+				`paths.bad.yaml:6: datasets.d.inputs.back.path: invalid value: "d/../../x.jsonl" leads out of the data root`,
+			},
+			not: []string{"inputs.fine"},
+			is:  ErrInvalid,
+		},
+		{
+			// The decoder leaves null list items out: each would vanish.
+			file: "null_items.bad.yaml",
+			want: []string{
+				"null_items.bad.yaml:10: datasets.d.inputs.in.columns[1]: invalid value: an empty list item",
+				"null_items.bad.yaml:17: datasets.d.tables.t.steps[1]: invalid value: an empty list item",
+				"null_items.bad.yaml:20: datasets.d.tables.t.steps[2].validate[1]: invalid value: an empty list item",
+				"null_items.bad.yaml:21: datasets.d.tables.t.steps[2].validate[2].enum.values[1]: invalid value: an empty list item",
+			},
+			is: ErrInvalid,
+		},
+		{
 			file: "many_errors.bad.yaml",
 			want: []string{
 				"many_errors.bad.yaml:1: version: invalid value: must be 1, got 2",

@@ -38,6 +38,9 @@ func Load(name string, data []byte) (*Config, error) {
 	if len(doc.Content) == 0 {
 		return nil, &FieldError{File: name, Line: 1, Err: fmt.Errorf("%w: empty document", ErrRequired)}
 	}
+	if err := nullItems(name, &doc); err != nil {
+		return nil, err
+	}
 	cfg := &Config{file: name, root: &doc}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -452,4 +455,39 @@ func joinPath(a, b string) string {
 		return b
 	}
 	return a + "." + b
+}
+
+// nullItems returns an error for each list item of doc that is null: a
+// dash with nothing after it, ~ or null. The YAML decoder leaves such an
+// item out of the list it fills, so a step, rule or column written as a
+// bare "-" (a line left half-deleted) would vanish without a word, and
+// the items after it would change places.
+func nullItems(name string, doc *yaml.Node) error {
+	var errs []error
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, path)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				walk(n.Content[i+1], joinPath(path, n.Content[i].Value))
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				p := fmt.Sprintf("%s[%d]", path, i)
+				if c.Kind == yaml.ScalarNode && c.Tag == "!!null" {
+					errs = append(errs, &FieldError{File: name, Line: c.Line, Path: p,
+						Err: fmt.Errorf("%w: an empty list item (a dash with nothing after it, ~ or null): remove it or give it its value", ErrInvalid)})
+					continue
+				}
+				walk(c, p)
+			}
+		}
+		// An alias is walked where its anchor is.
+	}
+	walk(doc, "")
+	return errors.Join(errs...)
 }
