@@ -225,7 +225,7 @@ func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 		}
 	}
 	if len(t.open)+fresh > t.w.MaxPartitions {
-		return TooManyPartitions(t.w.MaxPartitions)
+		return t.tooManyAt(b, seen, groups)
 	}
 	pb := pendingBatch{cols: make([]arrow.Array, len(cols)), rows: make(map[int][]int64, len(seen))}
 	for k, pk := range seen {
@@ -570,4 +570,30 @@ func (t *Table) Abort() {
 		t.rejB = nil
 	}
 	t.closed = true
+}
+
+// tooManyAt is TooManyPartitions for batch b, naming the partition of
+// b that would be one too many, and the file and line of its first row
+// (a pipeline.RowError), so that the value can be looked up. seen and
+// groups are b's partitions and their rows.
+func (t *Table) tooManyAt(b arrow.RecordBatch, seen []*Partition, groups [][]int64) error {
+	err := TooManyPartitions(t.w.MaxPartitions)
+	n := len(t.open)
+	for _, pk := range t.pendParts {
+		if t.open[pk.Path] == nil {
+			n++
+		}
+	}
+	for k, pk := range seen {
+		if _, ok := t.pendPartIdx[pk.Path]; ok || t.open[pk.Path] != nil {
+			continue
+		}
+		if n++; n <= t.w.MaxPartitions {
+			continue
+		}
+		i := int(groups[k][0])
+		return &pipeline.RowError{File: pipeline.FileOf(b, i), Line: pipeline.LineOf(b, i),
+			Err: fmt.Errorf("%w (the first past it: %s)", err, pk.Path)}
+	}
+	return err
 }

@@ -160,7 +160,7 @@ func TestTableTooManyPartitions(t *testing.T) {
 	}
 	b := batch(t, mem, `[{"id":"2","_line":3},{"id":"3","_line":4}]`)
 	defer b.Release()
-	if err := sink.Write(t.Context(), b); !errors.Is(err, ErrTooManyPartitions) {
+	if err := sink.Write(t.Context(), b); !errors.Is(err, ErrTooManyPartitions) || !strings.Contains(err.Error(), "line 4: ") || !strings.Contains(err.Error(), "(the first past it: id=3)") {
 		t.Fatalf("err = %v", err)
 	}
 	// The refused batch is not written, the one before it is.

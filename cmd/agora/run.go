@@ -782,7 +782,8 @@ func (r *rejectTally) Write(_ context.Context, b arrow.RecordBatch) error {
 		}
 		if !r.parts[pk.Path] {
 			if len(r.parts) >= r.maxPartitions {
-				return sinks.TooManyPartitions(r.maxPartitions)
+				return &pipeline.RowError{File: pipeline.FileOf(b, i), Line: pipeline.LineOf(b, i),
+					Err: fmt.Errorf("%w (the first past it: %s)", sinks.TooManyPartitions(r.maxPartitions), pk.Path)}
 			}
 			r.parts[pk.Path] = true
 		}
