@@ -207,6 +207,9 @@ type Input struct {
 	// set lists the keys pipeline.yaml gives (before defaults), for the
 	// keys of one format given to another.
 	set []string
+	// colSrc is, for each column after {var} expansion, its place in
+	// pipeline.yaml's list, for errors to name (see srcCol).
+	colSrc []int
 	// autoGzip says compression was auto (given or by default), which a
 	// tsv folder judges file by file.
 	autoGzip bool

@@ -66,6 +66,18 @@ func TestLoadBad(t *testing.T) {
 			is:   ErrUnknownKey,
 		},
 		{
+			// A column written once with a {var} placeholder is one error at
+			// its own line, where it was one per value at the lines of the
+			// columns whose places the expanded ones took.
+			file: "placeholder_column.bad.yaml",
+			want: []string{
+				`placeholder_column.bad.yaml:12: datasets.d.inputs.in.columns[1].type: invalid value: type "float65"`,
+				`placeholder_column.bad.yaml:13: datasets.d.inputs.in.columns[2].type: invalid value: type "strin"`,
+			},
+			not: []string{"columns[3]", "columns[4]", ":11:"},
+			is:  ErrInvalid,
+		},
+		{
 			file: "paths.bad.yaml",
 			want: []string{
 				`paths.bad.yaml:5: datasets.d.inputs.up.path: invalid value: "../../../../etc/passwd" leads out of the data root`,

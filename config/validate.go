@@ -36,10 +36,12 @@ func (c *Config) expand() error {
 				continue
 			}
 			var cols []Column
+			var src []int
 			for i, col := range in.Columns {
 				m := placeholderRE.FindAllStringSubmatch(col.Name, -1)
 				if len(m) == 0 {
 					cols = append(cols, col)
+					src = append(src, i)
 					continue
 				}
 				if len(m) > 1 {
@@ -58,12 +60,22 @@ func (c *Config) expand() error {
 					e.Name = strings.ReplaceAll(col.Name, m[0][0], v)
 					e.Description = strings.ReplaceAll(col.Description, m[0][0], v)
 					cols = append(cols, e)
+					src = append(src, i)
 				}
 			}
-			in.Columns = cols
+			in.Columns, in.colSrc = cols, src
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// srcCol returns the place in pipeline.yaml's column list of column i
+// (after {var} expansion, one entry there is a column per value).
+func (in *Input) srcCol(i int) int {
+	if i < len(in.colSrc) {
+		return in.colSrc[i]
+	}
+	return i
 }
 
 // minBatchBytes is the smallest batch_bytes accepted.
@@ -73,8 +85,15 @@ const minBatchBytes = 4 << 10
 // joined; each is a *FieldError naming the line and the field path.
 func (c *Config) Validate() error {
 	var errs []error
+	said := map[string]bool{}
 	add := func(path string, sentinel error, format string, args ...any) {
-		errs = append(errs, c.At(path, fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...))))
+		e := c.At(path, fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...)))
+		// A column written once with a {var} placeholder is checked once
+		// per value, with the same outcome: said once.
+		if !said[e.Error()] {
+			said[e.Error()] = true
+			errs = append(errs, e)
+		}
 	}
 	if c.Version != 1 {
 		add("version", ErrInvalid, "must be 1, got %d", c.Version)
@@ -291,7 +310,7 @@ func (c *Config) validateInput(p string, in *Input, add addFunc) {
 		}
 		for i, col := range in.Columns {
 			if len(col.Aliases) > 0 && in.Format != "jsonl" {
-				add(fmt.Sprintf("%s.columns[%d].aliases", p, i), ErrInvalid, "aliases apply to jsonl inputs only: a %s column is found by its name", in.Format)
+				add(fmt.Sprintf("%s.columns[%d].aliases", p, in.srcCol(i)), ErrInvalid, "aliases apply to jsonl inputs only: a %s column is found by its name", in.Format)
 			}
 		}
 	}
@@ -332,7 +351,7 @@ func (c *Config) validateInput(p string, in *Input, add addFunc) {
 		}
 	}
 	for i, col := range in.Columns {
-		cp := fmt.Sprintf("%s.columns[%d]", p, i)
+		cp := fmt.Sprintf("%s.columns[%d]", p, in.srcCol(i))
 		for j, a := range col.Aliases {
 			switch {
 			case a == col.Name:
