@@ -78,6 +78,20 @@ func TestLoadBad(t *testing.T) {
 			is:  ErrInvalid,
 		},
 		{
+			file: "unknown_anchor.bad.yaml",
+			want: []string{`unknown_anchor.bad.yaml:5: invalid yaml: unknown anchor 'nosuch' referenced`},
+			is:   ErrSyntax,
+		},
+		{
+			file: "tsv_keys.bad.yaml",
+			want: []string{
+				"tsv_keys.bad.yaml:8: datasets.d.inputs.in.skip: invalid value: skip applies to tsv inputs only (this one's format is jsonl)",
+				"tsv_keys.bad.yaml:9: datasets.d.inputs.in.file_column: invalid value: file_column applies to tsv inputs only",
+			},
+			not: []string{":7:"},
+			is:  ErrInvalid,
+		},
+		{
 			file: "paths.bad.yaml",
 			want: []string{
 				`paths.bad.yaml:5: datasets.d.inputs.up.path: invalid value: "../../../../etc/passwd" leads out of the data root`,

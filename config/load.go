@@ -33,7 +33,7 @@ func LoadFile(path string) (*Config, error) {
 func Load(name string, data []byte) (*Config, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, syntaxError(name, err)
+		return nil, syntaxError(name, data, err)
 	}
 	if len(doc.Content) == 0 {
 		return nil, &FieldError{File: name, Line: 1, Err: fmt.Errorf("%w: empty document", ErrRequired)}
@@ -49,7 +49,7 @@ func Load(name string, data []byte) (*Config, error) {
 		if errors.As(err, &te) {
 			return nil, cfg.typeErrors(te)
 		}
-		return nil, syntaxError(name, err)
+		return nil, syntaxError(name, data, err)
 	}
 	cfg.recordOrder()
 	cfg.applyDefaults()
@@ -61,13 +61,34 @@ func Load(name string, data []byte) (*Config, error) {
 
 var lineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
-func syntaxError(name string, err error) error {
+func syntaxError(name string, data []byte, err error) error {
 	msg := err.Error()
 	if m := lineRE.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		return &FieldError{File: name, Line: line, Err: fmt.Errorf("%w: %s", ErrSyntax, m[2])}
 	}
-	return &FieldError{File: name, Err: fmt.Errorf("%w: %s", ErrSyntax, strings.TrimPrefix(msg, "yaml: "))}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	line := 0
+	if m := anchorRE.FindStringSubmatch(msg); m != nil {
+		// yaml names no line for an alias of no anchor: the first line
+		// using it is the one to fix.
+		line = aliasLine(data, m[1])
+	}
+	return &FieldError{File: name, Line: line, Err: fmt.Errorf("%w: %s", ErrSyntax, msg)}
+}
+
+var anchorRE = regexp.MustCompile(`^unknown anchor '(.+)' referenced$`)
+
+// aliasLine returns the first line of data holding the alias *name (not
+// followed by another name character), or 0.
+func aliasLine(data []byte, name string) int {
+	re := regexp.MustCompile(`\*` + regexp.QuoteMeta(name) + `($|[\s,\]}])`)
+	for i, l := range strings.Split(string(data), "\n") {
+		if re.MatchString(l) {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 var unknownRE = regexp.MustCompile(`^line (\d+): field (\S+) not found in type (\S+)$`)

@@ -282,8 +282,14 @@ func (c *Config) validateInput(p string, in *Input, add addFunc) {
 			add(fmt.Sprintf("%s.skip[%d]", p, i), ErrInvalid, "%q names a folder: skip matches the names of the files in the input's folder", g)
 		}
 	}
-	if known && in.Format != "tsv" && (in.FileColumn != "" || in.Skip != nil) {
-		add(p+".format", ErrInvalid, "file_column and skip apply to tsv inputs only")
+	if known && in.Format != "tsv" {
+		// Said at the key, which is the line to change.
+		if in.FileColumn != "" {
+			add(p+".file_column", ErrInvalid, "file_column applies to tsv inputs only (this one's format is %s)", in.Format)
+		}
+		if in.Skip != nil {
+			add(p+".skip", ErrInvalid, "skip applies to tsv inputs only (this one's format is %s)", in.Format)
+		}
 	}
 	// A key of another format is read by no decoder: said, not passed over.
 	if known {
