@@ -156,7 +156,7 @@ func TestLoadBad(t *testing.T) {
 				`column_mistakes.bad.yaml:27: datasets.e.inputs.tsvkeys.unknown_keys: invalid value: unknown_keys applies to jsonl inputs only`,
 			},
 			// An unknown format is said once, not again as TSV-only keys.
-			not: []string{"apply to tsv inputs only"},
+			not: []string{"applies to tsv inputs only"},
 			is:  ErrInvalid,
 		},
 		{
