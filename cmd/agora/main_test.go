@@ -270,6 +270,7 @@ func TestCommandErrors(t *testing.T) {
 		{"--only empty, as an unset $VAR gives", []string{"check", "--config", "../../pipeline.yaml", "--only", ""}, 2, []string{"--only names no dataset", "crowdrag25"}},
 		{"unknown flag", []string{"run", "--wrokers", "2"}, 2, []string{"unknown flag", "--help"}},
 		{"missing config", []string{"check", "--config", filepath.Join(dir, "none.yaml")}, 2, []string{"none.yaml"}},
+		{"config that is a folder", []string{"check", "--config", dir}, 2, []string{dir, "is a directory"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -204,8 +204,11 @@ type DatasetResult struct {
 
 func loadConfig(path string) (*config.Config, error) {
 	cfg, err := config.LoadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		// --config names a file that is not there: the command line's fault.
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		// --config names a file that is not there, a folder, or one that
+		// cannot be read: the command line's fault (exit 2), as a bad
+		// pipeline.yaml is.
 		return nil, usageError{err}
 	}
 	return cfg, err
