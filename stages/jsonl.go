@@ -434,6 +434,9 @@ func (s *JSONLines) putBuf(b []byte) {
 
 // splitLines cuts r into chunks of at most rows lines or about maxBytes
 // bytes, never splitting a line. Each chunk's Data is a fresh slice.
+// jsonSpace is JSON's white space, bar the newline that ends a line.
+const jsonSpace = " \t\r"
+
 func splitLines(ctx context.Context, r io.Reader, bufSize int, maxLine int64, rows, maxBytes int, getBuf func() []byte, emit func(pipeline.Chunk) error, fail func(line int64, err error) error) error {
 	br := bufio.NewReaderSize(r, bufSize)
 	var (
@@ -580,8 +583,11 @@ func (s *JSONLines) decode(st *decodeState, c pipeline.Chunk, rej *pipeline.Reje
 		n := line
 		line++
 		ln = bytes.TrimRight(ln, "\r")
-		if len(bytes.TrimSpace(ln)) == 0 {
-			continue // a blank line holds no row
+		if len(bytes.Trim(ln, jsonSpace)) == 0 {
+			// A blank line holds no row. Blank as JSON has it: a line of
+			// other white space (U+00A0, U+2028, a form feed) is no JSON
+			// and is said, not passed over.
+			continue
 		}
 		// A line of valid UTF-8 holds only valid strings, so checking it
 		// once replaces a check of each string: with the ASCII fast path,

@@ -109,6 +109,23 @@ func TestJSONLinesDecode(t *testing.T) {
 			want:  []string{`{"id":"s","n":2,"p":null,"raw_text":null,"st":[{"citations":["r1","r2"],"text":"\nfirst"},{"citations":[],"text":"t"}],"tags":null}`},
 		},
 		{
+			name:  "blank lines of JSON's white space are passed over",
+			input: " \t \n" + `{"id":"a"}` + "\n\t\r\n",
+			want:  []string{`{"id":"a","n":null,"p":null,"raw_text":null,"st":null,"tags":null}`},
+		},
+		{
+			// Not JSON's white space: passed over as blank, its row was
+			// counted nowhere.
+			name:  "a line of no-break spaces is no JSON",
+			input: `{"id":"a"}` + "\n\u00a0\u00a0\n",
+			err:   "data.jsonl:2: invalid JSON",
+		},
+		{
+			name:  "a line of a form feed is no JSON",
+			input: `{"id":"a"}` + "\n\f\n",
+			err:   "data.jsonl:2: invalid JSON",
+		},
+		{
 			name:  "a line of 200 KiB",
 			input: `{"id":"` + long + `"}` + "\n",
 			want:  []string{`{"id":"` + long + `","n":null,"p":null,"raw_text":null,"st":null,"tags":null}`},
