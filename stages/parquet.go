@@ -298,6 +298,8 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 		leaves = append(leaves, leafColumns(fr.Manifest.Fields[idx[0]])...)
 		if have := fs.Field(idx[0]).Type; shapeDiffers(have, f.Type) {
 			shaped = append(shaped, fmt.Sprintf("%s: column %s is %s in the file, declared %s: %s", s.Name, f.Name, have, f.Type, shapeNote(have, f.Type)))
+		} else if why := kindNote(have, f.Type); why != "" {
+			shaped = append(shaped, fmt.Sprintf("%s: column %s is %s in the file, declared %s: %s", s.Name, f.Name, have, f.Type, why))
 		}
 	}
 	var ignored []string
@@ -1195,4 +1197,45 @@ func nanosToMicros(mem memory.Allocator, a *array.Timestamp, want *arrow.Timesta
 		tb.UnsafeAppend(arrow.Timestamp(floorDiv(int64(v), 1000)))
 	}
 	return tb.NewArray(), cut
+}
+
+// kindNote says how numbers, times or booleans in the file are read as
+// the text a column declares, the innermost values of lists and maps
+// compared; "" otherwise. Every such value converts, so nothing else
+// would say that a release wrote a column of another type: an id column
+// of integers where the last release had strings, say. Text read as
+// numbers or times is parsed, and a value that does not parse stops the
+// run, naming its row; kinds that do not convert stop it too.
+func kindNote(have, want arrow.DataType) string {
+	h, w := leafKind(have), leafKind(want)
+	if h == "" || h == "text" || w != "text" {
+		return ""
+	}
+	return fmt.Sprintf("its %s read as text", h)
+}
+
+// leafKind names the kind of t's values (through lists, maps' values and
+// a struct's first field), or "" for another type.
+func leafKind(t arrow.DataType) string {
+	switch t := t.(type) {
+	case *arrow.DictionaryType:
+		return leafKind(t.ValueType)
+	case *arrow.MapType:
+		return leafKind(t.ItemType())
+	case arrow.ListLikeType:
+		return leafKind(t.Elem())
+	case *arrow.StructType:
+		return "" // its fields are compared where they are read
+	}
+	switch {
+	case arrow.IsInteger(t.ID()), arrow.IsFloating(t.ID()), arrow.IsDecimal(t.ID()):
+		return "numbers"
+	case t.ID() == arrow.STRING, t.ID() == arrow.LARGE_STRING, t.ID() == arrow.STRING_VIEW:
+		return "text"
+	case t.ID() == arrow.TIMESTAMP, t.ID() == arrow.DATE32, t.ID() == arrow.DATE64:
+		return "times"
+	case t.ID() == arrow.BOOL:
+		return "booleans"
+	}
+	return ""
 }

@@ -779,6 +779,27 @@ func TestParquetDamagedArrowSchema(t *testing.T) {
 	}
 }
 
+// TestParquetNumbersReadAsTextNoted: a column of numbers in the file,
+// declared text, is read (each number as its text) and noted, where it
+// was read without a word; text read as text is not noted.
+func TestParquetNumbersReadAsTextNoted(t *testing.T) {
+	b := idTextBatch(3, func(i int) string { return "x" })
+	defer b.Release()
+	p := writeParquetFile(t, "n.parquet", b, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps())
+	s := &ParquetFile{Path: p, Name: "n.parquet", Columns: []ParquetColumn{{Name: "id", Type: arrow.BinaryTypes.String}, {Name: "text", Type: arrow.BinaryTypes.String}}}
+	rows, err := parquetRows(t, s, false)
+	if err != nil || len(rows) != 3 || !strings.Contains(rows[2], `"id":"2"`) {
+		t.Fatalf("rows %v, err %v", rows, err)
+	}
+	notes := strings.Join(s.Notes(), "\n")
+	if !strings.Contains(notes, "n.parquet: column id is int64 in the file, declared utf8: its numbers read as text") {
+		t.Errorf("notes %q", notes)
+	}
+	if strings.Contains(notes, "column text") {
+		t.Errorf("text read as text noted: %q", notes)
+	}
+}
+
 // TestParquetConversionErrorNamesRow checks that a value that does not
 // convert to the declared type names its own row, not its batch's first.
 func TestParquetConversionErrorNamesRow(t *testing.T) {
