@@ -18,8 +18,12 @@
 //
 // # Cancellation and errors
 //
-// All goroutines share one context. The first error cancels it, and Run
-// returns that error (the cause), not "context canceled". A row that is
+// All goroutines share one context. An error decoding or processing a
+// chunk, or reading past the last chunk read, travels with the chunk to
+// the sequencer, which returns it when the chunk's turn comes: a run with
+// several bad chunks fails on the first in input order, whichever worker
+// fails first. That error (or a panic, or the sink's) cancels the
+// context, and Run returns it (the cause), not "context canceled". A row that is
 // merely bad is not an error: stages add it to the batch's Rejects with a
 // reason and go on. An error means the run cannot continue.
 //

@@ -95,6 +95,12 @@ type envelope struct {
 	chunk Chunk
 	batch arrow.RecordBatch
 	rej   *Rejects
+	// err is the error that stopped the chunk (or the reading, in an
+	// envelope of no chunk after the last one read): it travels to the
+	// sequencer, which returns it when the chunk's turn comes, so that a
+	// run with several bad chunks fails on the first in input order
+	// whichever worker fails first. Such an envelope holds no token.
+	err error
 }
 
 func (e *envelope) release() {
@@ -168,11 +174,18 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 		rowsIn.Add(int64(e.rej.Len()))
 	}
 
-	// Reader: split the input into chunks, each taking a token.
+	// Reader: split the input into chunks, each taking a token. Its own
+	// error (a file that ends early, a line too long) comes after the
+	// chunks read before it, as an envelope of its own.
 	g.Go(func() (err error) {
 		defer close(chunks)
 		defer recoverInto(&err, t.Name, "reader")
 		var seq int64
+		defer func() {
+			if err != nil && gctx.Err() == nil {
+				err = send(chunks, &envelope{seq: seq, err: err})
+			}
+		}()
 		return t.Source.Chunks(gctx, func(c Chunk) error {
 			select {
 			case tokens <- struct{}{}:
@@ -197,10 +210,23 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 	// Decoders.
 	startWorkers(g, workers, chans[0], func() error {
 		for e := range chunks {
+			if e.err != nil {
+				if err := send(chans[0], e); err != nil {
+					return err
+				}
+				continue
+			}
 			b, err := decode(gctx, t, e)
 			if err != nil {
 				e.release()
-				return err
+				if gctx.Err() != nil {
+					return err
+				}
+				e.err = err
+				if err := send(chans[0], e); err != nil {
+					return err
+				}
+				continue
 			}
 			e.batch = b
 			if t.CountAfter == 0 {
@@ -220,9 +246,20 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 		counted := t.CountAfter == i+1
 		startWorkers(g, workers, out, func() error {
 			for e := range in {
-				if err := process(gctx, t.Name, name, stage, e); err != nil {
-					e.release()
-					return err
+				if e.err == nil {
+					if err := process(gctx, t.Name, name, stage, e); err != nil {
+						e.release()
+						if gctx.Err() != nil {
+							return err
+						}
+						e.err = err
+					}
+				}
+				if e.err != nil {
+					if err := send(out, e); err != nil {
+						return err
+					}
+					continue
 				}
 				if counted {
 					count(e)
@@ -304,6 +341,9 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 				}
 				delete(pending, next)
 				next++
+				if e.err != nil {
+					return e.err // the first error in input order
+				}
 				inputFile.See(e.rej.File)
 				err := emit(e, 0)
 				<-tokens

@@ -406,3 +406,78 @@ func TestWithFile(t *testing.T) {
 		})
 	}
 }
+
+// orderedFails is a Source of n rows in chunks of rows: decoding the
+// chunks whose first line is in fail fails, the one at slow after a
+// pause (so that later chunks fail first on other workers), and reading
+// fails after the chunk at readFail, when set.
+type orderedFails struct {
+	n, rows  int
+	mem      memory.Allocator
+	fail     map[int64]bool
+	slow     int64
+	readFail int64
+}
+
+func (c *orderedFails) Chunks(ctx context.Context, emit func(pipeline.Chunk) error) error {
+	for line := 1; line <= c.n; line += c.rows {
+		if err := emit(pipeline.Chunk{File: "mem", Line: int64(line), Rows: min(c.rows, c.n-line+1)}); err != nil {
+			return err
+		}
+		if int64(line) == c.readFail {
+			return fmt.Errorf("mem:%d: read error", line+c.rows)
+		}
+	}
+	return nil
+}
+
+func (c *orderedFails) Decode(ctx context.Context, ch pipeline.Chunk, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
+	if ch.Line == c.slow {
+		time.Sleep(30 * time.Millisecond)
+	}
+	if c.fail[ch.Line] {
+		return nil, fmt.Errorf("mem:%d: decode error", ch.Line)
+	}
+	b := array.NewRecordBuilder(c.mem, schema)
+	defer b.Release()
+	for i := 0; i < ch.Rows; i++ {
+		b.Field(0).(*array.Int64Builder).Append(ch.Line + int64(i))
+		b.Field(1).(*array.Int64Builder).Append(ch.Line + int64(i))
+	}
+	return b.NewRecordBatch(), nil
+}
+
+// TestRunFailsOnFirstErrorInInputOrder: with several bad chunks, the run
+// fails on the first in input order, however the workers race, and a
+// reading error after them does not overtake them; the error named the
+// chunk a worker happened to fail on first, so that two runs of the same
+// input could name different rows.
+func TestRunFailsOnFirstErrorInInputOrder(t *testing.T) {
+	tests := []struct {
+		name   string
+		src    orderedFails
+		stages []pipeline.Stage
+		want   string
+	}{
+		{"two bad chunks, the first one slow", orderedFails{n: 400, rows: 10, fail: map[int64]bool{101: true, 151: true}, slow: 101}, nil, "mem:101: decode error"},
+		{"a bad chunk, then a reading error", orderedFails{n: 400, rows: 10, fail: map[int64]bool{101: true}, slow: 101, readFail: 121}, nil, "mem:101: decode error"},
+		{"a reading error alone", orderedFails{n: 400, rows: 10, readFail: 121}, nil, "mem:131: read error"},
+		{"a stage's error, then a decode error", orderedFails{n: 400, rows: 10, fail: map[int64]bool{151: true}, slow: 101}, []pipeline.Stage{failing{at: 105}}, "stage failed on purpose"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for range 5 {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				src := tt.src
+				src.mem = mem
+				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+				_, err := pipeline.Run(ctx, pipeline.Table{Name: "t", Source: &src, Stages: tt.stages, Sink: &collect{}, Workers: 4, ChannelDepth: 2})
+				cancel()
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("err = %v, want %q", err, tt.want)
+				}
+				mem.AssertSize(t, 0)
+			}
+		})
+	}
+}
