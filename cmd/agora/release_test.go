@@ -641,7 +641,9 @@ func TestAllRowsRejected(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := man.Tables[0]
-	if len(tr.Notes) != 1 || !strings.Contains(tr.Notes[0], "every one of its 2 rows was rejected") {
+	// Then why, as check says it: by rule, with the first row.
+	if len(tr.Notes) != 2 || !strings.Contains(tr.Notes[0], "every one of its 2 rows was rejected") ||
+		!strings.Contains(tr.Notes[1], "t: 2 rows rejected by range on n, first at d/in.jsonl:1: value 5 is outside") {
 		t.Errorf("notes %q", tr.Notes)
 	}
 	var data []sinks.FileInfo

@@ -664,7 +664,11 @@ func runTableLabelled(ctx context.Context, cfg *config.Config, id, name string, 
 			return nil, cfg.At(fmt.Sprintf("datasets.%s.tables.%s", id, name), err)
 		}
 		s.FS = fs
-		tsink, sink = s, s
+		// The rejects are tallied by rule as check tallies them, so that
+		// the run's summary says why rows were rejected, not only how
+		// many (the rows themselves are in _rejects).
+		tally = &rejectTally{}
+		tsink, sink = s, talliedSink{s, tally}
 	} else {
 		tally = &rejectTally{}
 		if len(t.PartitionBy) > 0 {
@@ -750,6 +754,18 @@ func nullPartitionRows(files []sinks.FileInfo, partitionBy []string) int64 {
 		}
 	}
 	return n
+}
+
+// talliedSink is a table's sink whose rejects a rejectTally counts too.
+type talliedSink struct {
+	pipeline.Sink
+	tally *rejectTally
+}
+
+// Reject tallies rs, then hands them to the sink.
+func (s talliedSink) Reject(ctx context.Context, rs []pipeline.Reject) error {
+	s.tally.Reject(ctx, rs)
+	return s.Sink.Reject(ctx, rs)
 }
 
 // rejectTally is the sink of a dry run (check): it writes nothing, and
