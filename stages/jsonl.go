@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 	"github.com/valyala/fastjson"
 
@@ -361,6 +362,13 @@ func readError(name string, line int64, err error, maxBytes, maxLine int64) erro
 		err = fmt.Errorf("%w: longer than max_line_bytes (%d)", ErrLineTooLong, maxLine)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		err = fmt.Errorf("%w: file ends early, or has bytes after its end (truncated or damaged download?)", ErrCorrupt)
+	case errors.Is(err, gzip.ErrHeader):
+		// The first member read; what follows it is not another.
+		err = fmt.Errorf("%w: bytes after the end of the gzip data that are not gzip (a damaged download, or something appended?) (%v)", ErrCorrupt, err)
+	case errors.Is(err, gzip.ErrChecksum):
+		err = fmt.Errorf("%w: the decompressed data does not match the gzip checksum (a damaged download?) (%v)", ErrCorrupt, err)
+	case errors.As(err, new(flate.CorruptInputError)):
+		err = fmt.Errorf("%w: the gzip data is damaged (a damaged download?) (%v)", ErrCorrupt, err)
 	default:
 		err = fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}

@@ -323,6 +323,14 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func fmtInt(n int64) string { return strconv.FormatInt(n, 10) }
 
+// flipMiddle returns b with two bytes in its middle inverted.
+func flipMiddle(b []byte) []byte {
+	b = slices.Clone(b)
+	b[len(b)/2] ^= 0xFF
+	b[len(b)/2+1] ^= 0xFF
+	return b
+}
+
 func TestJSONLinesFileErrors(t *testing.T) {
 	good := []byte(strings.Repeat(`{"id":"abcdefghij"}`+"\n", 5000))
 	var gz bytes.Buffer
@@ -340,6 +348,9 @@ func TestJSONLinesFileErrors(t *testing.T) {
 	}{
 		{name: "truncated gzip", data: gz.Bytes()[:gz.Len()/2], gzip: true, is: ErrCorrupt, want: "file ends early"},
 		{name: "not gzip at all", data: []byte("plain text"), gzip: true, is: ErrCorrupt, want: "not a gzip file, or a damaged one (gzip: invalid header)"},
+		{name: "zeros after the gzip data", data: append(slices.Clone(gz.Bytes()), make([]byte, 100)...), gzip: true, is: ErrCorrupt,
+			want: "x.jsonl:5001: unreadable input: bytes after the end of the gzip data that are not gzip (a damaged download, or something appended?) (gzip: invalid header)"},
+		{name: "damaged deflate data", data: flipMiddle(gz.Bytes()), gzip: true, is: ErrCorrupt, want: "unreadable input: the gzip data is damaged (a damaged download?) (flate: corrupt input"},
 		{name: "line over max_line_bytes", data: []byte(`{"id":"` + strings.Repeat("y", 5000) + `"}` + "\n"), maxLine: 1000, is: ErrLineTooLong, want: "x.jsonl:1:"},
 		{name: "decompressed size over max_bytes", data: gz.Bytes(), gzip: true, maxBytes: 10000, is: ErrTooLarge},
 	}
