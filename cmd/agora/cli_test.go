@@ -894,11 +894,11 @@ func TestCommandLineMistakesExitTwo(t *testing.T) {
 	}{
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
 		{"misspelt command", []string{"chek"}, "did you mean check?"},
-		{"argument to run", []string{"run", "extra"}, `agora run takes no arguments, got "extra"`},
-		{"argument to check", []string{"check", "extra"}, `agora check takes no arguments`},
+		{"unknown dataset as an argument to run", []string{"run", "extra", "--config", "../../pipeline.yaml"}, `extra: no such dataset in ../../pipeline.yaml (have crowdrag25, delidata, habermas)`},
+		{"datasets as arguments and --only", []string{"check", "delidata", "--only", "habermas", "--config", "../../pipeline.yaml"}, `name the datasets as arguments or with --only, not both`},
 		{"argument to version", []string{"version", "x"}, `agora version takes no arguments`},
 		{"schema with two", []string{"schema", "a", "b", "--config", "../../pipeline.yaml"}, "accepts at most 1 arg(s)"},
-		{"check --only unknown", []string{"check", "--only", "nosuch", "--config", "../../pipeline.yaml"}, "--only nosuch: no such dataset"},
+		{"check --only unknown", []string{"check", "--only", "nosuch", "--config", "../../pipeline.yaml"}, "nosuch: no such dataset"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -92,6 +92,28 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	}
 }
 
+// datasetArgs is the argument check of run and check: their arguments
+// name the datasets to run, as --only does (fetch and schema take
+// dataset names as arguments too). Given with --only, they are a usage
+// error: which of the two is meant is not clear.
+func datasetArgs(only *[]string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		if c.Flags().Changed("only") {
+			return fmt.Errorf("name the datasets as arguments or with --only, not both (got %q and --only %s)", args, strings.Join(*only, ","))
+		}
+		for _, a := range args {
+			if strings.HasPrefix(a, "-") {
+				return fmt.Errorf("%q is not a dataset name (flags start with --)", a)
+			}
+		}
+		*only = args
+		return nil
+	}
+}
+
 // noArgs is the argument check of a command that takes none.
 func noArgs(c *cobra.Command, args []string) error {
 	if len(args) > 0 {
@@ -253,18 +275,18 @@ Logs go to stderr (--log-format json for schedulers), summaries to stdout.`,
 func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 	opts := runOptions{}
 	cmd := &cobra.Command{
-		Use:   "run",
+		Use:   "run [DATASET...]",
 		Short: "Run the pipeline and publish the datasets' releases",
 		Example: `  agora run                                  # shipped samples in testdata/ → out/
-  agora run --data ~/datasets --only crowdrag25
+  agora run --data ~/datasets crowdrag25     # one dataset (as --only crowdrag25)
   agora run --workers 1                      # serial, same output bytes`,
-		Args: usageArgs(noArgs),
+		Args: usageArgs(datasetArgs(&opts.Only)),
 	}
 	if check {
-		cmd.Use = "check"
+		cmd.Use = "check [DATASET...]"
 		cmd.Short = "Validate pipeline.yaml and decode every input, writing nothing"
 		cmd.Example = `  agora check
-  agora check --data ~/datasets --only crowdrag25`
+  agora check --data ~/datasets crowdrag25`
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.ConfigPath, "config", "c", "pipeline.yaml", "pipeline file")
@@ -274,7 +296,11 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 		f.StringVar(&opts.Mode, "mode", "error", "when the published release differs from this run: error (keep it, fail) or overwrite (replace it)")
 		f.BoolVar(&opts.Force, "force", false, "run even when inputs, config and agora version match the published release")
 	}
-	f.StringSliceVar(&opts.Only, "only", nil, "run only these datasets (comma-separated)")
+	verb := "run"
+	if check {
+		verb = "check"
+	}
+	f.StringSliceVar(&opts.Only, "only", nil, verb+" only these datasets (comma-separated; or name them as arguments)")
 	f.IntVar(&opts.Workers, "workers", 0, "goroutines per stage (default: pipeline.yaml's workers, else one per CPU)")
 	var cpuProfile, memProfile, peakProfile, traceFile string
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) to this file")

@@ -306,6 +306,19 @@ func TestCheckWritesNothing(t *testing.T) {
 	}
 }
 
+// TestDatasetsAsArguments: run and check take dataset names as
+// arguments, as fetch and schema do, meaning what --only means; they
+// refused any argument.
+func TestDatasetsAsArguments(t *testing.T) {
+	code, stdout, stderr := agora(t, "check", "delidata", "habermas", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "delidata") || !strings.Contains(stdout, "habermas") || strings.Contains(stdout, "crowdrag25") {
+		t.Errorf("check delidata habermas: summary\n%s", stdout)
+	}
+}
+
 func TestRunReleasesAllArrowMemory(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)

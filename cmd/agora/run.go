@@ -232,7 +232,7 @@ func selectDatasets(cfg *config.Config, only []string) ([]string, error) {
 			continue
 		}
 		if _, ok := cfg.Datasets[id]; !ok {
-			return nil, usageError{fmt.Errorf("--only %s: no such dataset in %s (have %s)", id, cfg.File(), strings.Join(cfg.DatasetIDs(), ", "))}
+			return nil, usageError{fmt.Errorf("%s: no such dataset in %s (have %s)", id, cfg.File(), strings.Join(cfg.DatasetIDs(), ", "))}
 		}
 		out = append(out, id)
 	}

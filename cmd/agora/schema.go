@@ -49,12 +49,13 @@ func newSchemaCmd(stdout io.Writer) *cobra.Command {
 		Use:   "schema [DATASET[.TABLE]]",
 		Short: "Print the output schema of every table, derived from pipeline.yaml without reading data",
 		Long: `schema prints each output table's columns and types as the run would write
-them. The schema comes from the same stage graph the run builds
-(stages.BuildTable): every decoder declares its output from pipeline.yaml's
-input columns and every step derives its output schema from its input schema,
-so no input is read. The one exception is a Parquet input with
-extra_columns: carry, whose extra columns are read from the file's footer
-(under --data). The schema_sha256 is the one manifest.json records.`,
+them. The schema comes from the same stage graph the run builds: every
+decoder declares its output from pipeline.yaml's input columns and every step
+derives its output schema from its input schema, so no input is read. The
+exceptions are Parquet inputs whose columns the file itself types: with
+extra_columns: carry, or a column of type: file. Their footers are read
+(under --data). --format json gives each table's schema_sha256 too, the one
+manifest.json records.`,
 		Example: `  agora schema
   agora schema crowdrag25
   agora schema crowdrag25.ratings --format markdown
@@ -95,7 +96,7 @@ extra_columns: carry, whose extra columns are read from the file's footer
 	}
 	f := cmd.Flags()
 	f.StringVarP(&configPath, "config", "c", "pipeline.yaml", "pipeline file")
-	f.StringVar(&data, "data", "", "data root, read only for Parquet inputs with extra_columns: carry (default: pipeline.yaml's data)")
+	f.StringVar(&data, "data", "", "data root, read only for the footers of Parquet inputs with extra_columns: carry or a type: file column (default: pipeline.yaml's data)")
 	f.StringVar(&format, "format", "text", "text, markdown or json")
 	return cmd
 }
