@@ -79,7 +79,7 @@ func TestLoadBad(t *testing.T) {
 		},
 		{
 			file: "unknown_anchor.bad.yaml",
-			want: []string{`unknown_anchor.bad.yaml:5: invalid yaml: unknown anchor 'nosuch' referenced`},
+			want: []string{`unknown_anchor.bad.yaml:6: invalid yaml: unknown anchor 'nosuch' referenced`},
 			is:   ErrSyntax,
 		},
 		{
@@ -108,6 +108,7 @@ func TestLoadBad(t *testing.T) {
 				"null_items.bad.yaml:17: datasets.d.tables.t.steps[1]: invalid value: an empty list item",
 				"null_items.bad.yaml:20: datasets.d.tables.t.steps[2].validate[1]: invalid value: an empty list item",
 				"null_items.bad.yaml:21: datasets.d.tables.t.steps[2].validate[2].enum.values[1]: invalid value: an empty list item",
+				`null_items.bad.yaml:21: datasets.d.tables.t.steps[2].validate[2].enum.values[2]: invalid value: an empty list item (a dash with nothing after it, ~ or null): remove it or give it its value (for the text NULL, quote it: "NULL")`,
 			},
 			is: ErrInvalid,
 		},

@@ -84,6 +84,12 @@ var anchorRE = regexp.MustCompile(`^unknown anchor '(.+)' referenced$`)
 func aliasLine(data []byte, name string) int {
 	re := regexp.MustCompile(`\*` + regexp.QuoteMeta(name) + `($|[\s,\]}])`)
 	for i, l := range strings.Split(string(data), "\n") {
+		if c := strings.Index(l, " #"); c >= 0 {
+			l = l[:c] // a comment (a # in a quoted text is rare enough)
+		}
+		if strings.HasPrefix(strings.TrimSpace(l), "#") {
+			continue
+		}
 		if re.MatchString(l) {
 			return i + 1
 		}
@@ -500,8 +506,13 @@ func nullItems(name string, doc *yaml.Node) error {
 			for i, c := range n.Content {
 				p := fmt.Sprintf("%s[%d]", path, i)
 				if c.Kind == yaml.ScalarNode && c.Tag == "!!null" {
+					hint := ""
+					if c.Value != "" && c.Value != "~" {
+						// null, Null, NULL: a text in a SQL dump's sense.
+						hint = fmt.Sprintf(` (for the text %s, quote it: "%s")`, c.Value, c.Value)
+					}
 					errs = append(errs, &FieldError{File: name, Line: c.Line, Path: p,
-						Err: fmt.Errorf("%w: an empty list item (a dash with nothing after it, ~ or null): remove it or give it its value", ErrInvalid)})
+						Err: fmt.Errorf("%w: an empty list item (a dash with nothing after it, ~ or null): remove it or give it its value%s", ErrInvalid, hint)})
 					continue
 				}
 				walk(c, p)

@@ -22,7 +22,9 @@
 // chunk, or reading past the last chunk read, travels with the chunk to
 // the sequencer, which returns it when the chunk's turn comes: a run with
 // several bad chunks fails on the first in input order, whichever worker
-// fails first. That error (or a panic, or the sink's) cancels the
+// fails first. With a Shared input, each table fails on the first error in
+// its own order (the shared decoding's included); which of several
+// failing tables stops the others is the first to fail. That error (or a panic, or the sink's) cancels the
 // context, and Run returns it (the cause), not "context canceled". A row that is
 // merely bad is not an error: stages add it to the batch's Rejects with a
 // reason and go on. An error means the run cannot continue.

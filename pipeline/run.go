@@ -99,7 +99,9 @@ type envelope struct {
 	// envelope of no chunk after the last one read): it travels to the
 	// sequencer, which returns it when the chunk's turn comes, so that a
 	// run with several bad chunks fails on the first in input order
-	// whichever worker fails first. Such an envelope holds no token.
+	// whichever worker fails first. The sequencer returns without giving
+	// back the envelope's token, if it holds one (a chunk's does, the
+	// reader's own error's does not): nothing waits on tokens then.
 	err error
 }
 

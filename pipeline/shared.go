@@ -44,7 +44,10 @@ func (s *Shared) Consumer(i int) Source { return &sharedSource{s: s, i: i} }
 
 // Run decodes the input and hands it out until the input is exhausted,
 // ctx is done, or decoding fails; it then closes every consumer's feed.
-// Decode errors are returned (and seen by every consumer).
+// A decoding error is not returned: every consumer's Chunks returns it
+// after the chunks before it, so that each table fails on the first
+// error in its own input order (a stage's error on an earlier row
+// first); Run returns the error only when ctx was done.
 func (s *Shared) Run(ctx context.Context) error {
 	_, err := Run(ctx, Table{
 		Name:         s.name,
@@ -57,7 +60,10 @@ func (s *Shared) Run(ctx context.Context) error {
 	for _, ch := range s.outs {
 		close(ch)
 	}
-	return err
+	if ctx.Err() != nil {
+		return err
+	}
+	return nil
 }
 
 // Close releases the batches no consumer took (after a failure).

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"golang.org/x/sync/errgroup"
 
@@ -152,4 +155,42 @@ func TestSharedConsumerReadsOnce(t *testing.T) {
 		t.Fatal("a second read of a consumer must fail")
 	}
 	sh.Close()
+}
+
+// slowFailing fails, after a pause, on the batch holding value at: a
+// stage whose error comes later in time than the shared decoding's on a
+// later row.
+type slowFailing struct{ at int64 }
+
+func (f slowFailing) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.RecordBatch, error) {
+	v := in.Column(0).(*array.Int64)
+	for i := 0; i < v.Len(); i++ {
+		if v.Value(i) == f.at {
+			time.Sleep(30 * time.Millisecond)
+			return nil, errors.New("stage failed on purpose")
+		}
+	}
+	in.Retain()
+	return in, nil
+}
+
+// TestSharedInputErrorsInInputOrder: a table of a shared input whose
+// stage fails on a row before the one the shared decoding fails on
+// reports its stage's error, the first in its input order; the shared
+// decoding's error came first in time, and won.
+func TestSharedInputErrorsInInputOrder(t *testing.T) {
+	for range 5 {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		src := &counter{n: 200, rows: 10, mem: mem, failAt: 31}
+		_, err := runShared(t.Context(), src, 2, [][]pipeline.Stage{{slowFailing{at: 15}}}, []pipeline.Sink{&collect{}})
+		if err == nil || !strings.Contains(err.Error(), "stage failed on purpose") {
+			t.Fatalf("err = %v, want the stage's", err)
+		}
+		// Alone, the decoding's error is the table's.
+		_, err = runShared(t.Context(), &counter{n: 200, rows: 10, mem: mem, failAt: 31}, 2, [][]pipeline.Stage{nil}, []pipeline.Sink{&collect{}})
+		if err == nil || !strings.Contains(err.Error(), "mem:31: boom") {
+			t.Fatalf("err = %v, want the decoding's", err)
+		}
+		mem.AssertSize(t, 0)
+	}
 }

@@ -592,8 +592,11 @@ func (t *Table) tooManyAt(b arrow.RecordBatch, seen []*Partition, groups [][]int
 			continue
 		}
 		i := int(groups[k][0])
-		return &pipeline.RowError{File: pipeline.FileOf(b, i), Line: pipeline.LineOf(b, i),
-			Err: fmt.Errorf("%w (the first past it: %s)", err, pk.Path)}
+		err = fmt.Errorf("%w (the first past it: %s)", err, pk.Path)
+		if file, line := pipeline.FileOf(b, i), pipeline.LineOf(b, i); file != "" || line > 0 {
+			return &pipeline.RowError{File: file, Line: line, Err: err}
+		}
+		return err
 	}
 	return err
 }

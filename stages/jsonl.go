@@ -440,11 +440,11 @@ func (s *JSONLines) putBuf(b []byte) {
 	}
 }
 
-// splitLines cuts r into chunks of at most rows lines or about maxBytes
-// bytes, never splitting a line. Each chunk's Data is a fresh slice.
 // jsonSpace is JSON's white space, bar the newline that ends a line.
 const jsonSpace = " \t\r"
 
+// splitLines cuts r into chunks of at most rows lines or about maxBytes
+// bytes, never splitting a line. Each chunk's Data is a fresh slice.
 func splitLines(ctx context.Context, r io.Reader, bufSize int, maxLine int64, rows, maxBytes int, getBuf func() []byte, emit func(pipeline.Chunk) error, fail func(line int64, err error) error) error {
 	br := bufio.NewReaderSize(r, bufSize)
 	var (

@@ -240,8 +240,11 @@ func (s *ParquetFile) open() (*pqarrow.FileReader, *arrow.Schema, error) {
 		rdr.Close()
 		if rdr.MetaData().KeyValueMetadata().FindValue("ARROW:schema") != nil {
 			// pqarrow decodes the Arrow schema its writer left in the
-			// footer; damaged, it fails with a base64 or flatbuffers error.
-			return nil, nil, &DecodeError{File: s.Name, Err: fmt.Errorf("%w: the Arrow schema in the file's footer (ARROW:schema) is damaged: %v", ErrCorrupt, err)}
+			// footer; damaged, it fails with a base64 or flatbuffers
+			// error. It is to blame when the Parquet schema alone reads.
+			if _, serr := pqarrow.NewSchemaManifest(rdr.MetaData().Schema, nil, &pqarrow.ArrowReadProperties{}); serr == nil {
+				return nil, nil, &DecodeError{File: s.Name, Err: fmt.Errorf("%w: the Arrow schema in the file's footer (ARROW:schema) is damaged: %v", ErrCorrupt, err)}
+			}
 		}
 		return nil, nil, &DecodeError{File: s.Name, Err: fmt.Errorf("%w: %v", ErrCorrupt, err)}
 	}
@@ -324,7 +327,7 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 	md := full.MetaData()
 	if md.Size() <= footerPartBytes || md.NumRowGroups() < 2 {
 		var row int64 = 1
-		return s.emitAll(ctx, fr, leaves, &row, emit)
+		return s.emitAll(ctx, fr, leaves, 0, &row, emit)
 	}
 	// A larger footer is cut into parts of whole row groups, each about
 	// footerPartBytes, kept serialized, and the parsed footer is let go:
@@ -342,6 +345,7 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 	}
 	defer f.Close()
 	var row int64 = 1
+	group := 0 // the file's index of the part's first row group
 	for _, part := range parts {
 		m, err := metadata.NewFileMetaData(part, nil)
 		if err != nil {
@@ -357,9 +361,10 @@ func (s *ParquetFile) Chunks(ctx context.Context, emit func(pipeline.Chunk) erro
 		if err != nil {
 			return &DecodeError{File: s.Name, Line: row, Err: fmt.Errorf("%w: %v", ErrCorrupt, err)}
 		}
-		if err := s.emitAll(ctx, pr, leaves, &row, emit); err != nil {
+		if err := s.emitAll(ctx, pr, leaves, group, &row, emit); err != nil {
 			return err
 		}
+		group += m.NumRowGroups()
 	}
 	return nil
 }
@@ -403,8 +408,9 @@ func footerParts(ctx context.Context, md *metadata.FileMetaData, per int) ([][]b
 }
 
 // emitAll reads the leaves of every row group fr knows as batches and
-// emits them, numbering rows from *row on.
-func (s *ParquetFile) emitAll(ctx context.Context, fr *pqarrow.FileReader, leaves []int, row *int64, emit func(pipeline.Chunk) error) error {
+// emits them, numbering rows from *row on; fr's first row group is the
+// file's row group firstGroup (fr may read a part of the footer).
+func (s *ParquetFile) emitAll(ctx context.Context, fr *pqarrow.FileReader, leaves []int, firstGroup int, row *int64, emit func(pipeline.Chunk) error) error {
 	base := *row
 	rr, err := fr.GetRecordReader(ctx, leaves, nil)
 	if err != nil {
@@ -429,18 +435,19 @@ func (s *ParquetFile) emitAll(ctx context.Context, fr *pqarrow.FileReader, leave
 		}
 	}
 	if err := rr.Err(); err != nil {
-		return s.locateCorrupt(ctx, fr, leaves, base, *row, err)
+		return s.locateCorrupt(ctx, fr, leaves, firstGroup, base, *row, err)
 	}
 	return nil
 }
 
 // locateCorrupt is the error for a batch that could not be read from
-// row at on (fr's first row being row base): it reads the row groups the
-// batch may span column by column, to name the row group and the column
-// that fail. The record reader's own error names neither, and its row is
-// where the batch starts, which may be in an intact row group before the
-// damaged one. When no single column fails, it is cause at row at.
-func (s *ParquetFile) locateCorrupt(ctx context.Context, fr *pqarrow.FileReader, leaves []int, base, at int64, cause error) error {
+// row at on (fr's first row being row base, its first row group the
+// file's firstGroup): it reads the row groups the batch may span column
+// by column, to name the row group and the column that fail. The record
+// reader's own error names neither, and its row is where the batch
+// starts, which may be in an intact row group before the damaged one.
+// When no single column fails, it is cause at row at.
+func (s *ParquetFile) locateCorrupt(ctx context.Context, fr *pqarrow.FileReader, leaves []int, firstGroup int, base, at int64, cause error) error {
 	md := fr.ParquetReader().MetaData()
 	want := map[int]bool{}
 	for _, l := range leaves {
@@ -462,7 +469,7 @@ func (s *ParquetFile) locateCorrupt(ctx context.Context, fr *pqarrow.FileReader,
 		for _, fi := range fields {
 			if err := readColumnChunk(ctx, fr, rg, fi); err != nil {
 				return &DecodeError{File: s.Name, Line: first, Err: fmt.Errorf("%w: row group %d (rows %d to %d), column %s: %v",
-					ErrCorrupt, rg, first, first+n-1, fr.Manifest.Fields[fi].Field.Name, err)}
+					ErrCorrupt, firstGroup+rg, first, first+n-1, fr.Manifest.Fields[fi].Field.Name, err)}
 			}
 		}
 		first += n
@@ -470,32 +477,40 @@ func (s *ParquetFile) locateCorrupt(ctx context.Context, fr *pqarrow.FileReader,
 	return &DecodeError{File: s.Name, Line: at, Err: fmt.Errorf("%w: %v", ErrCorrupt, cause)}
 }
 
-// readColumnChunk reads column fi of row group rg whole and lets it go,
-// returning the error (or the reader's panic) it meets.
+// readColumnChunk reads column fi of row group rg in batches, letting
+// each go, and returns the error (or the reader's panic) it meets.
+// (pqarrow's RowGroup(rg).Column(fi).Read would hold the whole column
+// chunk, and does not release its reader.)
 func readColumnChunk(ctx context.Context, fr *pqarrow.FileReader, rg, fi int) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	col, err := fr.RowGroup(rg).Column(fi).Read(ctx)
-	if col != nil {
-		col.Release()
+	rr, err := fr.GetRecordReader(ctx, leafColumns(fr.Manifest.Fields[fi]), []int{rg})
+	if err != nil {
+		return err
 	}
-	return err
+	defer rr.Release()
+	for rr.Next() {
+	}
+	return rr.Err()
 }
 
 // parquetMagic returns why the file at path cannot be Parquet, judged by
 // its first and last four bytes (PAR1; PARE ends an encrypted footer),
 // or "" when they are right.
 func parquetMagic(path string) string {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return "" // the reader says why; a FIFO is not opened here
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return "" // the reader says why
+		return ""
 	}
 	defer f.Close()
 	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
+	if err != nil {
 		return ""
 	}
 	if st.Size() < 12 {
@@ -808,7 +823,11 @@ func validStrings(s *array.String) error {
 // clip shortens a value for an error message.
 func clip(v string) string {
 	if len(v) > 60 {
-		return v[:60] + "…"
+		n := 60
+		for n > 0 && !utf8.RuneStart(v[n]) {
+			n-- // not in the middle of a character
+		}
+		return v[:n] + "…"
 	}
 	return v
 }

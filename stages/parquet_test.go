@@ -679,23 +679,27 @@ func idTextBatch(rows int, text func(i int) string) arrow.RecordBatch {
 
 // TestParquetDamagedPageNamesRowGroupAndColumn: bytes flipped inside
 // one compressed column chunk stop the read with an error naming the
-// row group, its rows and the column, where it named the row at which
-// the failing batch started (in an intact row group) and no column.
+// row group (the file's, also when the footer is read in parts), its
+// rows and the column, where it named the row at which the failing batch
+// started (in an intact row group) and no column; finding them leaves no
+// Arrow memory behind.
 func TestParquetDamagedPageNamesRowGroupAndColumn(t *testing.T) {
-	b := idTextBatch(300, func(i int) string { return fmt.Sprintf("text %d of a row, long enough to compress %d", i, i*i) })
+	saved := footerPartBytes
+	defer func() { footerPartBytes = saved }()
+	b := idTextBatch(2000, func(i int) string { return fmt.Sprintf("text %d of a row, long enough to compress %d", i, i*i) })
 	defer b.Release()
 	props := parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(100), parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDictionaryDefault(false))
 	p := writeParquetFile(t, "d.parquet", b, props, pqarrow.DefaultWriterProps())
-	// Row group 1's text chunk, its second half: past the page header.
+	// Row group 13's text chunk, its second half: past the page header.
 	r, err := file.OpenParquetFile(p, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc, err := r.MetaData().RowGroup(1).ColumnChunk(1)
+	cc, err := r.MetaData().RowGroup(13).ColumnChunk(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	start, size := cc.DataPageOffset(), cc.TotalCompressedSize()
+	start, size, footer := cc.DataPageOffset(), cc.TotalCompressedSize(), r.MetaData().Size()
 	r.Close()
 	data, err := os.ReadFile(p)
 	if err != nil {
@@ -707,12 +711,25 @@ func TestParquetDamagedPageNamesRowGroupAndColumn(t *testing.T) {
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, batch := range []int{64, 1000} { // a batch from an intact row group into the damaged one, and one batch for all
-		s := &ParquetFile{Path: p, Name: "d.parquet", Columns: idTextColumns(), BatchRows: batch}
-		_, err = parquetRows(t, s, false)
-		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "d.parquet:101: unreadable input: row group 1 (rows 101 to 200), column text: ") {
-			t.Errorf("batches of %d rows: err = %v", batch, err)
-		}
+	for _, tc := range []struct {
+		name      string
+		batch     int
+		partBytes int
+	}{
+		{"batches across row groups", 64, saved},
+		{"one batch for all", 5000, saved},
+		{"the footer in five parts", 64, footer / 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			footerPartBytes = tc.partBytes
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			s := &ParquetFile{Path: p, Name: "d.parquet", Columns: idTextColumns(), BatchRows: tc.batch, Mem: mem}
+			_, err := parquetRows(t, s, false)
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "d.parquet:1301: unreadable input: row group 13 (rows 1301 to 1400), column text: ") {
+				t.Errorf("err = %v", err)
+			}
+		})
 	}
 }
 

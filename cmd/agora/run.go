@@ -801,8 +801,11 @@ func (r *rejectTally) Write(_ context.Context, b arrow.RecordBatch) error {
 		}
 		if !r.parts[pk.Path] {
 			if len(r.parts) >= r.maxPartitions {
-				return &pipeline.RowError{File: pipeline.FileOf(b, i), Line: pipeline.LineOf(b, i),
-					Err: fmt.Errorf("%w (the first past it: %s)", sinks.TooManyPartitions(r.maxPartitions), pk.Path)}
+				err := fmt.Errorf("%w (the first past it: %s)", sinks.TooManyPartitions(r.maxPartitions), pk.Path)
+				if file, line := pipeline.FileOf(b, i), pipeline.LineOf(b, i); file != "" || line > 0 {
+					return &pipeline.RowError{File: file, Line: line, Err: err}
+				}
+				return err
 			}
 			r.parts[pk.Path] = true
 		}
