@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -213,6 +215,38 @@ func TestShippedConfigRejectsForeignGroupRows(t *testing.T) {
 				t.Errorf("groups holds %d rows, want %d", n, tc.groups)
 			}
 		})
+	}
+}
+
+// TestShippedConfigReadsGzippedGroupFiles: DeliData group files
+// gzipped, named <group_id>.gz, are read (compression auto) and none of
+// their rows is rejected for its file's name.
+func TestShippedConfigReadsGzippedGroupFiles(t *testing.T) {
+	data := t.TempDir()
+	dir := filepath.Join(data, "delidata")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob("../../testdata/delidata/*-*")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var z bytes.Buffer
+		w := gzip.NewWriter(&z)
+		w.Write(b)
+		w.Close()
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)+".gz"), z.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := t.TempDir()
+	if code, stdout, stderr := agora(t, "run", "--config", "../../pipeline.yaml", "--data", data, "--out", out, "--only", "delidata", "--quiet"); code != 0 || strings.Contains(stdout, "rejected by") {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "delidata", "_rejects")); err == nil {
+		t.Error("rows of gzipped group files rejected")
 	}
 }
 
