@@ -497,6 +497,11 @@ func readColumnChunk(ctx context.Context, fr *pqarrow.FileReader, rg, fi int) (e
 	return rr.Err()
 }
 
+// NotParquet returns why the file at path cannot be Parquet, judged by
+// its first and last four bytes, or "" when they are right (or the file
+// cannot be read, or is not a regular file: the reader says why then).
+func NotParquet(path string) string { return parquetMagic(path) }
+
 // parquetMagic returns why the file at path cannot be Parquet, judged by
 // its first and last four bytes (PAR1; PARE ends an encrypted footer),
 // or "" when they are right.

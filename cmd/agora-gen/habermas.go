@@ -249,7 +249,9 @@ func runHabermas(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("habermas", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("out", "", "output directory (created if missing; required)")
-	rows := fs.Int("rows", -1, "candidate comparison rows (default 300 unless --scale is given)")
+	rowsFlag := optionalInt{n: -1}
+	fs.Var(&rowsFlag, "rows", "candidate comparison `rows` (default 300 unless --scale is given)")
+	rows := &rowsFlag.n
 	scale := fs.Float64("scale", 0, "size relative to the real release (1 = 39,955 comparison and 45,976 position rating rows)")
 	rowGroup := fs.Int("row-group", 0, "rows per parquet row group (0 = rows/20 clamped to [100, 5000])")
 	seed := fs.Uint64("seed", hmDefaultSeed, "random seed; equal flags and seed give byte-identical files")
@@ -1819,4 +1821,27 @@ func (t *hmText) variant(text string, pos float64) string {
 	rest := t.statement(pos, false)
 	_, tail, _ := strings.Cut(rest, ". ")
 	return first + ". " + tail
+}
+
+// optionalInt is an int flag with no default of its own: unset, it is -1
+// (the caller picks), and its usage line shows no "(default -1)".
+type optionalInt struct {
+	n   int
+	set bool
+}
+
+func (o *optionalInt) String() string {
+	if o == nil || !o.set {
+		return ""
+	}
+	return strconv.Itoa(o.n)
+}
+
+func (o *optionalInt) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return errors.New("not an integer")
+	}
+	o.n, o.set = n, true
+	return nil
 }

@@ -175,7 +175,7 @@ func datasetCard(id string, d *config.Dataset, tables []*TableResult) string {
 	if len(tables) > 0 {
 		t := tables[0]
 		glob := fmt.Sprintf("%s/%s/**/*.parquet", id, t.Name)
-		b.WriteString("## Reading it\n\nFrom the folder holding this release (glob `**/*.parquet`; markers such as `_SUCCESS` never end in `.parquet`):\n\n")
+		b.WriteString("## Reading it\n\nFrom the output folder, the one holding this release's folder (glob `**/*.parquet`; markers such as `_SUCCESS` never end in `.parquet`):\n\n")
 		fmt.Fprintf(&b, "DuckDB:\n\n```sql\nSET TimeZone = 'UTC';\nSELECT * FROM read_parquet('%s', hive_partitioning = true) LIMIT 10;\n```\n\n", glob)
 		fmt.Fprintf(&b, "Spark:\n\n```python\ndf = spark.read.parquet(\"%s/%s\")\n```\n\n", id, t.Name)
 		fmt.Fprintf(&b, "pandas:\n\n```python\nimport pandas as pd\ndf = pd.read_parquet(\"%s/%s\")\n```\n", id, t.Name)

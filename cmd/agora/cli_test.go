@@ -176,7 +176,7 @@ func TestInspectUnescapesPartitionValues(t *testing.T) {
 func TestInspectErrors(t *testing.T) {
 	multi := runSamples(t, "--only", "crowdrag25")
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "x.parquet"), []byte("not parquet"), 0o644)
+	os.WriteFile(filepath.Join(dir, "x.parquet"), []byte("not parquet at all"), 0o644)
 	tests := []struct {
 		name string
 		args []string
@@ -185,7 +185,7 @@ func TestInspectErrors(t *testing.T) {
 	}{
 		{"missing path", []string{"inspect", filepath.Join(dir, "none")}, 1, "none"},
 		{"no parquet files", []string{"inspect", t.TempDir()}, 1, "no *.parquet files"},
-		{"not parquet", []string{"inspect", filepath.Join(dir, "x.parquet")}, 1, "x.parquet: not a readable Parquet file"},
+		{"not parquet", []string{"inspect", filepath.Join(dir, "x.parquet")}, 1, `x.parquet: not a Parquet file: it does not start with PAR1 but "not " (another format?)`},
 		{"bad format", []string{"inspect", dir, "--format", "xml"}, 2, "--format"},
 		{"no path", []string{"inspect"}, 2, "accepts 1 arg"},
 		{"a folder of several tables", []string{"inspect", filepath.Join(multi, "crowdrag25")}, 1, "is a dataset's release, of the tables grades, llm_ratings, ratings, responses, statements, votes: inspect one table's folder at a time, such as " + filepath.Join(multi, "crowdrag25", "grades")},

@@ -24,6 +24,7 @@ import (
 	"github.com/agora-etl/agora/config"
 	"github.com/agora-etl/agora/internal/arrowx"
 	"github.com/agora-etl/agora/sinks"
+	"github.com/agora-etl/agora/stages"
 )
 
 // InspectReport is what `agora inspect` prints: a Parquet file or a
@@ -231,10 +232,13 @@ func inspectPath(ctx context.Context, root string, head int) (*InspectReport, er
 			}
 			return nil, fmt.Errorf("inspect: %s holds more than one table's files (%s with %s, %s with %s): inspect one table's folder at a time", root, filepath.Join(".", mustRel(root, firstKeyed)), partitionText(rep.PartitionKeys), filepath.Join(".", mustRel(root, p)), partitionText(keys))
 		}
+		if why := stages.NotParquet(p); why != "" {
+			// Where arrow-go would say "file is smaller than indicated
+			// metadata size" of a JSON file.
+			return nil, fmt.Errorf("inspect %s: not a Parquet file: %s", p, why)
+		}
 		rdr, err := file.OpenParquetFile(p, false)
 		if err != nil {
-			// arrow-go's words for a file that is not Parquet at all
-			// ("file is smaller than indicated metadata size").
 			return nil, fmt.Errorf("inspect %s: not a readable Parquet file: %w", p, err)
 		}
 		md := rdr.MetaData()

@@ -386,6 +386,22 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 		ui, progressDone := g.progress(cmd.Context(), log)
 		opts.Progress = ui
 		err = runAll(cmd.Context(), cfg, opts, func(r *DatasetResult) {
+			if r.Failed != nil {
+				// Said on stdout too, where a summary kept in a file
+				// would otherwise not show the dataset at all.
+				header()
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.ID, "FAILED", "-", "-", "-", "-", "-")
+				keeps := "its previous release kept"
+				if check {
+					keeps = "nothing written"
+				}
+				cause := r.Failed
+				if u := errors.Unwrap(cause); u != nil {
+					cause = u // runAll's error begins with the dataset's id
+				}
+				notes = append(notes, fmt.Sprintf("%s: FAILED, %s: %v", r.ID, keeps, cause))
+				return
+			}
 			for _, t := range r.Tables {
 				files, bytes := 0, int64(0)
 				for _, f := range t.Files {
@@ -396,7 +412,11 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 				}
 				header()
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.2f\t\n", r.ID, t.Name, t.RowsIn, t.Written, t.Rejected, files, t.Seconds)
-				log.Info("table done", "dataset", r.ID, "table", t.Name, "rows_in", t.RowsIn, "written", t.Written, "rejected", t.Rejected, "files", files, "bytes", bytes, "seconds", roundTo(t.Seconds, 2))
+				if check {
+					log.Info("table checked", "dataset", r.ID, "table", t.Name, "rows_in", t.RowsIn, "would_write", t.Written, "rejected", t.Rejected, "seconds", roundTo(t.Seconds, 2))
+				} else {
+					log.Info("table done", "dataset", r.ID, "table", t.Name, "rows_in", t.RowsIn, "written", t.Written, "rejected", t.Rejected, "files", files, "bytes", bytes, "seconds", roundTo(t.Seconds, 2))
+				}
 				for _, c := range t.Checks {
 					ex := ""
 					if len(c.Examples) > 0 {

@@ -470,9 +470,13 @@ func TestRunGoesOnPastAFailedDataset(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Remove(filepath.Join(data, "crowdrag25", "grades.jsonl.gz"))
-	code, _, stderr := agora(t, "run", "--config", "../../pipeline.yaml", "--data", data, "--out", out, "--quiet")
+	code, stdout, stderr := agora(t, "run", "--config", "../../pipeline.yaml", "--data", data, "--out", out, "--quiet")
 	if code != exitFailed || !strings.Contains(stderr, "crowdrag25:") || !strings.Contains(stderr, "grades.jsonl.gz") {
 		t.Fatalf("exit %d, want 1 naming crowdrag25's missing input:\n%s", code, stderr)
+	}
+	// The summary on stdout shows it too, where it left the dataset out.
+	if !regexp.MustCompile(`crowdrag25 +FAILED`).MatchString(stdout) || !strings.Contains(stdout, "note: crowdrag25: FAILED, its previous release kept: ") || !strings.Contains(stdout, "grades.jsonl.gz") {
+		t.Errorf("stdout does not show crowdrag25's failure:\n%s", stdout)
 	}
 	for id, want := range map[string]bool{"crowdrag25": false, "delidata": true, "habermas": true} {
 		if got := sinks.Published(out, id); got != want {

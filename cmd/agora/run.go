@@ -189,7 +189,11 @@ type Manifest struct {
 
 // DatasetResult is the outcome of one dataset.
 type DatasetResult struct {
-	ID       string
+	ID string
+	// Failed is why the dataset failed (its previous release kept); the
+	// rest is then empty. runAll reports a failed dataset too, so that
+	// the summary on stdout shows it.
+	Failed   error
 	Target   string
 	Tables   []*TableResult
 	Duration time.Duration
@@ -264,6 +268,7 @@ func runAll(ctx context.Context, cfg *config.Config, opts runOptions, report fun
 			// The datasets are independent: one that fails (its previous
 			// release kept) does not keep the others from running.
 			failed = append(failed, err)
+			report(&DatasetResult{ID: id, Failed: err})
 			continue
 		}
 		if res.Target != "" && !res.Skipped {
@@ -842,7 +847,11 @@ func (r *rejectTally) notes(table string) []string {
 		if k.column != "" {
 			on = " on " + k.column
 		}
-		out = append(out, fmt.Sprintf("%s: %d rows rejected by %s%s, first at %s:%d: %s", table, c.n, k.rule, on, c.first.File, c.first.Line, c.first.Reason))
+		rows := "rows"
+		if c.n == 1 {
+			rows = "row"
+		}
+		out = append(out, fmt.Sprintf("%s: %d %s rejected by %s%s, first at %s:%d: %s", table, c.n, rows, k.rule, on, c.first.File, c.first.Line, c.first.Reason))
 	}
 	return out
 }
@@ -908,7 +917,11 @@ func statInputs(d *config.Dataset, dataRoot string) ([]inputStat, error) {
 		fi, err := os.Stat(p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			errs = append(errs, fmt.Errorf("input %s: %s does not exist (data root %q; set --data to the folder holding %s, or download it with agora fetch --data %s)", id, p, dataRoot, in.Path, dataRoot))
+			root := dataRoot
+			if abs, err := filepath.Abs(dataRoot); err == nil && abs != dataRoot {
+				root = fmt.Sprintf("%s, that is %s", dataRoot, abs)
+			}
+			errs = append(errs, fmt.Errorf("input %s: %s does not exist (data root %s; set --data to the folder holding %s, or download it with agora fetch --data %s)", id, p, root, in.Path, dataRoot))
 		case err != nil:
 			errs = append(errs, fmt.Errorf("input %s: %w", id, err))
 		case !fi.Mode().IsRegular() && !fi.IsDir():
