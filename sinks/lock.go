@@ -44,7 +44,9 @@ func AcquireLock(out, dataset string) (*Lock, error) {
 		holder, _ := os.ReadFile(p)
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%s: %w (%s); wait for it to finish", filepath.Join(out, dataset), ErrLocked, strings.TrimSpace(string(holder)))
+			// Named by the lock file, which exists, rather than by what
+			// it guards (a dataset's folder, or fetch's data root).
+			return nil, fmt.Errorf("%s: %w (%s); wait for it to finish", p, ErrLocked, strings.TrimSpace(string(holder)))
 		}
 		return nil, fmt.Errorf("lock: %w", err)
 	}

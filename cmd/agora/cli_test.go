@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -415,7 +416,7 @@ func TestFetch(t *testing.T) {
 	// over HTTP/1.0, would leave them: nothing but their format tells.
 	srv := &fetchServer{files: map[string][]byte{"/rel/a.jsonl": data, "/rel/corpus.tar.gz": archive,
 		"/rel/a.jsonl.gz": gz.Bytes(), "/rel/cut.jsonl.gz": gz.Bytes()[:gz.Len()-3],
-		"/rel/a.parquet": pq, "/rel/cut.parquet": pq[:len(pq)-100]}}
+		"/rel/a.parquet": pq, "/rel/cut.parquet": pq[:len(pq)-100], "/rel/page.parquet": []byte("<html>not found</html>\n")}}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 
@@ -457,6 +458,14 @@ func TestFetch(t *testing.T) {
 			[]string{"a whole Parquet file"}, map[string]string{"demo/a.parquet": sha(pq)}, 0},
 		{"no checksum published: a Parquet file cut short", "      - {url: https://example.org/rel/cut.parquet, to: demo/a.parquet}", 0, 1,
 			[]string{"demo/a.parquet is not a whole Parquet file"}, map[string]string{"demo/a.parquet": "", "demo/a.parquet.part": ""}, 0},
+		// Pinned, the same cut is the start of the file, kept to be
+		// resumed, where it was removed as a checksum mismatch.
+		{"checksum published: a Parquet file cut short", fmt.Sprintf("      - {url: https://example.org/rel/cut.parquet, to: demo/a.parquet, sha256: %s}", sha(pq)), 0, 1,
+			[]string{"the download ends early", "demo/a.parquet.part: run fetch again to resume"}, map[string]string{"demo/a.parquet": "", "demo/a.parquet.part": sha(pq[:len(pq)-100])}, 0},
+		{"checksum published: a gzip file cut short", fmt.Sprintf("      - {url: https://example.org/rel/cut.jsonl.gz, to: demo/a.jsonl.gz, sha256: %s}", sha(gz.Bytes())), 0, 1,
+			[]string{"the download ends early"}, map[string]string{"demo/a.jsonl.gz": "", "demo/a.jsonl.gz.part": sha(gz.Bytes()[:gz.Len()-3])}, 0},
+		{"checksum published: a page instead of the file", fmt.Sprintf("      - {url: https://example.org/rel/page.parquet, to: demo/a.parquet, sha256: %s}", sha(pq)), 0, 1,
+			[]string{"checksum mismatch", "the download was removed"}, map[string]string{"demo/a.parquet": "", "demo/a.parquet.part": ""}, 0},
 		{"tar.gz extracted below extract:", "      - {url: https://example.org/rel/corpus.tar.gz, archive: tar.gz, extract: corpus, to: demo/corpus}", 0, 0,
 			[]string{"2 files extracted"}, map[string]string{"demo/corpus/g1": sha([]byte("h\n1\n")), "demo/corpus/g2": sha([]byte("h\n2\n")), "demo/corpus/README.md": "", "evil": "", "demo/corpus.tar.gz.part": ""}, 0},
 	}
@@ -932,6 +941,76 @@ func TestCheckNotesFlaggedChecks(t *testing.T) {
 // is an error that says what the next fetch does: resume it when a
 // checksum is published, start over when none is (it said "resume"
 // either way).
+// TestFetchPartialFileThatCannotGo: a partial file longer than the
+// server's (416 to its Range) that cannot be removed is one error
+// naming it; fetch asked again and again, without end.
+func TestFetchPartialFileThatCannotGo(t *testing.T) {
+	var requests atomic.Int64
+	srv := &fetchServer{files: map[string][]byte{"/rel/tiny.jsonl": []byte(`{"x":1}` + "\n")}}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		srv.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	dir := t.TempDir()
+	// A folder that is not empty: os.Remove cannot take it.
+	if err := os.MkdirAll(filepath.Join(dir, "demo", "tiny.jsonl.part", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fetch := fmt.Sprintf("      - {url: https://example.org/rel/tiny.jsonl, to: demo/tiny.jsonl, sha256: %s}", sha([]byte(`{"x":1}`+"\n")))
+	code, stdout, stderr := agora(t, "fetch", "--config", fetchConfig(t, fetch), "--data", dir, "--base-url", ts.URL)
+	if code != 1 || !strings.Contains(stdout+stderr, "which cannot be removed to start over") || !strings.Contains(stdout+stderr, "tiny.jsonl.part") {
+		t.Errorf("exit %d:\n%s%s", code, stdout, stderr)
+	}
+	if n := requests.Load(); n > 2 {
+		t.Errorf("%d requests, want 1", n)
+	}
+}
+
+// TestFetchArchiveBoundedAndInterruptible: an archive that extracts to
+// far more than its size (a gzip bomb) is refused, and an interrupted
+// extraction is not swapped in; either way the folder in place stays.
+// The bomb was extracted whole and swapped in, and Ctrl-C waited for the
+// end of the extraction.
+func TestFetchArchiveBoundedAndInterruptible(t *testing.T) {
+	savedMax, savedRatio := maxExtractBytes, extractRatio
+	defer func() { maxExtractBytes, extractRatio = savedMax, savedRatio }()
+	maxExtractBytes, extractRatio = 64<<10, 10
+	bomb := tarGz(t, map[string]string{"corpus/g1": "h\n1\n", "corpus/zeros": strings.Repeat("\x00", 4<<20)})
+	srv := &fetchServer{files: map[string][]byte{"/rel/corpus.tar.gz": bomb}}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	dir := t.TempDir()
+	old := filepath.Join(dir, "demo", "corpus", "g0")
+	os.MkdirAll(filepath.Dir(old), 0o755)
+	os.WriteFile(old, []byte("h\n0\n"), 0o644)
+	fetch := "      - {url: https://example.org/rel/corpus.tar.gz, archive: tar.gz, extract: corpus, to: demo/corpus}"
+	code, stdout, stderr := agora(t, "fetch", "--config", fetchConfig(t, fetch), "--data", dir, "--base-url", ts.URL, "--force")
+	if code != 1 || !strings.Contains(stdout+stderr, "the archive extracts to more than 10 times its size") {
+		t.Errorf("a gzip bomb: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(old); err != nil {
+		t.Errorf("the folder in place was not kept: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "demo", "corpus", "zeros")); err == nil {
+		t.Error("the bomb was extracted")
+	}
+
+	// Interrupted: the extraction stops, the folder in place stays.
+	maxExtractBytes, extractRatio = savedMax, savedRatio
+	archive := filepath.Join(t.TempDir(), "a.tar.gz")
+	os.WriteFile(archive, bomb, 0o644)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	f := &config.FetchFile{Archive: "tar.gz", Extract: "corpus"}
+	if _, err := extract(ctx, archive, f, filepath.Join(dir, "demo", "corpus")); !errors.Is(err, context.Canceled) {
+		t.Errorf("extract after cancel: %v", err)
+	}
+	if _, err := os.Stat(old); err != nil {
+		t.Errorf("the folder in place was not kept after an interrupt: %v", err)
+	}
+}
+
 func TestFetchCutShortSaysWhatComesNext(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "1000")

@@ -125,6 +125,11 @@ func fetchAll(ctx context.Context, cfg *config.Config, ids []string, opts fetchO
 		// accepts the connection but never answers is given up on.
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.ResponseHeaderTimeout = time.Minute
+		// The bytes as served: a .gz file that a server labels
+		// Content-Encoding: gzip (a common misconfiguration) would
+		// otherwise be decompressed by the transport and written, as
+		// plain text, under the .gz name. curl and wget keep it as is.
+		tr.DisableCompression = true
 		opts.Client = &http.Client{Transport: tr}
 	}
 	if opts.Log == nil {
@@ -260,6 +265,11 @@ func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (str
 		return "", err
 	}
 	if err := verify(f, sums); err != nil {
+		if pinned && f.Archive == "" && cutShort(part, f.To) {
+			// A body a server cut short without saying its length is
+			// not a wrong checksum: kept, to be resumed.
+			return "", fmt.Errorf("%s: the download ends early (%s bytes, the start of a %s file without its end); it is kept as %s: run fetch again to resume", u, humanBytes(n), filepath.Ext(f.To), part)
+		}
 		os.Remove(part)
 		return "", fmt.Errorf("%s: %w (the download was removed; run fetch again, or check the published checksum in pipeline.yaml)", u, err)
 	}
@@ -297,7 +307,7 @@ func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (str
 		opts.Log.Info("fetched", "url", u, "path", dest, "bytes", n, "resumed", resumed)
 		return fmt.Sprintf("%s %s (%s) from %s; %s", how, f.To, humanBytes(n), u, check), nil
 	}
-	files, err := extract(part, f, dest)
+	files, err := extract(ctx, part, f, dest)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", u, err)
 	}
@@ -376,14 +386,18 @@ func download(ctx context.Context, opts fetchOptions, u, part, name string, resu
 	case resp.StatusCode == http.StatusPartialContent && have > 0:
 		start, size, ok := parseContentRange(resp.Header.Get("Content-Range"))
 		if !ok || start != have {
-			return 0, false, rec, fmt.Errorf("GET %s: asked for bytes from %d, got Content-Range %q", u, have, resp.Header.Get("Content-Range"))
+			return 0, false, rec, fmt.Errorf("GET %s: asked for bytes from %d, got Content-Range %q: the server does not resume it right (fetch --force starts over, or remove %s)", u, have, resp.Header.Get("Content-Range"), part)
 		}
 		flags |= os.O_APPEND
 		total = size
 	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && have > 0:
-		// The partial file is as long as the file or longer: start over.
+		// The partial file is as long as the file or longer: start over,
+		// once; a partial file that cannot be removed is an error, not a
+		// reason to ask again.
 		resp.Body.Close()
-		os.Remove(part)
+		if err := os.Remove(part); err != nil {
+			return 0, false, rec, fmt.Errorf("GET %s: the server has fewer bytes than %s holds (%d), which cannot be removed to start over: %w", u, part, have, err)
+		}
 		return download(ctx, opts, u, part, name, resumable)
 	case resp.StatusCode == http.StatusOK:
 		flags |= os.O_TRUNC
@@ -480,6 +494,40 @@ func wholeFile(p, to string) (format string, err error) {
 		return "Parquet", nil
 	}
 	return "", nil
+}
+
+// cutShort reports whether the file at p is, by its format (the name
+// to), the start of a whole file without its end: a gzip stream that
+// ends inside a member, a Parquet file that starts with PAR1 but does
+// not end with its footer. Anything else that fails (an HTML page
+// instead of the file) is not taken for a start to resume.
+func cutShort(p, to string) bool {
+	switch strings.ToLower(filepath.Ext(to)) {
+	case ".gz":
+		f, err := os.Open(p)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		zr, err := gzip.NewReader(bufio.NewReaderSize(f, 1<<20))
+		if err == nil {
+			_, err = io.Copy(io.Discard, zr)
+		}
+		return errors.Is(err, io.ErrUnexpectedEOF)
+	case ".parquet":
+		f, err := os.Open(p)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		var head [4]byte
+		if _, err := f.ReadAt(head[:], 0); err != nil || string(head[:]) != "PAR1" {
+			return false
+		}
+		_, err = wholeFile(p, to)
+		return err != nil
+	}
+	return false
 }
 
 // fetchRecord is what fetch keeps of a file it downloaded with no
@@ -680,12 +728,18 @@ func verify(f *config.FetchFile, sums map[string]string) error {
 
 // extract writes the regular files of an archive below f.Extract into a
 // staging folder, then swaps it in for dest. It returns the file count.
-func extract(archive string, f *config.FetchFile, dest string) (int, error) {
+func extract(ctx context.Context, archive string, f *config.FetchFile, dest string) (int, error) {
 	stage := dest + ".extracting"
 	os.RemoveAll(stage)
 	defer os.RemoveAll(stage)
 	n := 0
+	var size int64
+	if fi, err := os.Stat(archive); err == nil {
+		size = fi.Size()
+	}
+	limit := &extractLimit{ctx: ctx, left: max(maxExtractBytes, extractRatio*size), ratio: extractRatio, floor: maxExtractBytes}
 	put := func(name string, r io.Reader) error {
+		r = &limitedExtract{r: r, l: limit}
 		rel, ok := archivePath(name, f.Extract)
 		if !ok {
 			return nil
@@ -720,7 +774,48 @@ func extract(archive string, f *config.FetchFile, dest string) (int, error) {
 	if n == 0 {
 		return 0, fmt.Errorf("the archive has no files under %q", f.Extract)
 	}
+	if err := ctx.Err(); err != nil {
+		return 0, context.Cause(ctx) // interrupted: the old folder stays
+	}
 	return n, swapIn(stage, dest)
+}
+
+// maxExtractBytes and extractRatio bound what an archive may extract to:
+// extractRatio times its own size, or maxExtractBytes when that is more.
+// Text compresses some 3 to 10 times; an archive that extracts to a
+// hundred times its size is damaged or hostile (a gzip bomb), and would
+// fill the data root's disk before anything said so. Variables so that
+// tests can make them small.
+var (
+	maxExtractBytes int64 = 1 << 30
+	extractRatio    int64 = 100
+)
+
+// extractLimit is what an extraction may still write, and the context
+// that stops it.
+type extractLimit struct {
+	ctx          context.Context
+	left         int64
+	ratio, floor int64
+}
+
+// limitedExtract reads an archive member, stopping when the context is
+// done or the extraction passes its limit.
+type limitedExtract struct {
+	r io.Reader
+	l *extractLimit
+}
+
+func (e *limitedExtract) Read(p []byte) (int, error) {
+	if err := e.l.ctx.Err(); err != nil {
+		return 0, context.Cause(e.l.ctx)
+	}
+	n, err := e.r.Read(p)
+	e.l.left -= int64(n)
+	if e.l.left < 0 {
+		return n, fmt.Errorf("the archive extracts to more than %d times its size (or %s): damaged, or a gzip bomb? Extract it by hand under --data if it is genuine", e.l.ratio, humanBytes(e.l.floor))
+	}
+	return n, err
 }
 
 // swapIn puts the folder stage in place of dest in one step where the

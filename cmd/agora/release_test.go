@@ -219,7 +219,7 @@ func TestLockNamesTheHolder(t *testing.T) {
 	}
 	defer lock.Release()
 	code, _, stderr := runCrowd(t, data, out)
-	if code != 1 || !strings.Contains(stderr, "locked by another run") || !strings.Contains(stderr, "pid ") {
+	if code != 1 || !strings.Contains(stderr, filepath.Join(out, ".agora-crowdrag25.lock")+": locked by another run") || !strings.Contains(stderr, "pid ") {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	lock.Release()
