@@ -151,6 +151,16 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 				}
 				return "", ""
 			}
+			if xs, ok := x.(*array.String); ok {
+				// Two texts (the columns' types are equal): compared in
+				// place, where rowKey builds a key of each.
+				if ys, ok := y.(*array.String); ok {
+					if xs.Value(i) != ys.Value(i) {
+						return r.Equal.Columns[0], fmt.Sprintf("%s is %s, %s is %s", r.Equal.Columns[0], x.ValueStr(i), r.Equal.Columns[1], y.ValueStr(i))
+					}
+					return "", ""
+				}
+			}
 			if rowKey(b, idx[:1], i) != rowKey(b, idx[1:], i) {
 				return r.Equal.Columns[0], fmt.Sprintf("%s is %s, %s is %s", r.Equal.Columns[0], x.ValueStr(i), r.Equal.Columns[1], y.ValueStr(i))
 			}

@@ -39,6 +39,16 @@ func TestValidate(t *testing.T) {
 			reasons: []string{"a is -Inf, b is +Inf", "i is 9007199254740993, j is 9007199254740992", "i is -9223372036854775808, j is 9223372036854775807", "a is 0.5, b is 0.75", "a is NaN, b is 1"},
 		},
 		{
+			// Texts compare byte for byte; null equals only null.
+			name:    "equal: texts",
+			cols:    []string{"a:string", "b:string", "_line:int64"},
+			rules:   []config.Rule{{Equal: &config.EqualRule{Columns: []string{"a", "b"}}}},
+			batches: []string{`[{"a":"g1","b":"g1","_line":1},{"a":"g1","b":"g2","_line":2},{"a":"","b":"g1","_line":3},{"a":null,"b":null,"_line":4},{"a":null,"b":"g1","_line":5},{"a":"G1","b":"g1","_line":6}]`},
+			want:    []string{`1:{"a":"g1","b":"g1"}`, `4:{"a":null,"b":null}`},
+			rejects: []string{"equal a 2", "equal a 3", "equal a 5", "equal a 6"},
+			reasons: []string{"a is g1, b is g2", "a is , b is g1", "a is (null), b is g1", "a is G1, b is g1"},
+		},
+		{
 			name:    "enum on a string, null passes",
 			cols:    []string{"label:string", "_line:int64"},
 			rules:   []config.Rule{{Enum: &config.EnumRule{Column: "label", Values: []string{"a", "b", "tie"}}}},
