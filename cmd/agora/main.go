@@ -434,8 +434,13 @@ func newRunCmd(stdout io.Writer, g *globalOptions, check bool) *cobra.Command {
 					log.Warn("check failed", "dataset", r.ID, "table", t.Name, "rule", c.Rule, "column", c.Column, "check", c.Check, "rows", c.Failures)
 				}
 				for _, n := range t.Notes {
-					if !slices.Contains(notes, r.ID+": "+n) {
-						notes = append(notes, r.ID+": "+n)
+					line := r.ID + ": " + n
+					if strings.HasPrefix(n, t.Name+": ") {
+						// The table's own note: dataset/table, as a check's.
+						line = r.ID + "/" + n
+					}
+					if !slices.Contains(notes, line) {
+						notes = append(notes, line)
 						// The notes on stdout are for a person; the log,
 						// which a scheduler keeps, gets them too, as
 						// information (a file a skip glob passes over is a
