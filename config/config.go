@@ -484,7 +484,8 @@ type Derivation struct {
 	// Min is an integer argument (majority's threshold).
 	Min int `yaml:"min"`
 	// Replace lets the derivation overwrite an existing column of the same
-	// name (used for case normalisation in place).
+	// name (used for case normalisation in place); with when, only the
+	// rows when selects.
 	Replace bool `yaml:"replace"`
 	// Values is a list argument (nullif's values; split's elements to
 	// leave out).
@@ -505,7 +506,9 @@ type Derivation struct {
 	// Python's round does: 0 or more. Left out, or -1: no rounding (so
 	// a mean of tenths may print as -0.14999999999999997).
 	Digits *int `yaml:"digits"`
-	// When restricts the derivation to some rows; it is null elsewhere.
+	// When restricts the derivation to some rows; it is null elsewhere,
+	// or, with replace, the column keeps its value there (which needs the
+	// derivation to make the column's type).
 	When *When `yaml:"when"`
 
 	// keys are the keys the item names in the file (Load sets them).

@@ -152,6 +152,11 @@ func NewDerive(mem memory.Allocator, in *arrow.Schema, specs []config.Derivation
 			return nil, &ItemError{Path: fmt.Sprintf("derive[%d]", i), Err: fmt.Errorf("column %q exists; set replace: true to overwrite it", s.Name)}
 		}
 		f := arrow.Field{Name: s.Name, Type: der.Type, Nullable: true}
+		if at >= 0 && s.When != nil && !arrow.TypeEqual(cur.Field(at).Type, der.Type) {
+			// The rows when leaves out keep the column's value, which a
+			// column of another type cannot hold: they would be null.
+			return nil, &ItemError{Path: fmt.Sprintf("derive[%d]", i), Err: fmt.Errorf("%s: replace with when keeps the other rows' %s, but %s makes %s of %s: derive a new column instead", s.Fn, s.Name, s.Fn, config.FormatType(der.Type), config.FormatType(cur.Field(at).Type))}
+		}
 		if at >= 0 {
 			fields[at] = f
 		} else {
@@ -369,7 +374,11 @@ func (d *Derive) apply(in arrow.RecordBatch, rej *pipeline.Rejects) (arrow.Recor
 			return nil, fmt.Errorf("%s: %w", spec.Name, pipeline.WithFile(err, rej.File))
 		}
 		if spec.When != nil {
-			masked, err := maskRows(d.mem, cur, col, spec.When)
+			var keep arrow.Array // replace: the rows when leaves out keep their value
+			if at := d.replace[i]; at >= 0 {
+				keep = cur.Column(at)
+			}
+			masked, err := maskRows(d.mem, cur, col, keep, spec.When)
 			col.Release()
 			if err != nil {
 				cur.Release()
@@ -421,20 +430,36 @@ func matches(b arrow.RecordBatch, w *config.When, i int) bool {
 	return false
 }
 
-// maskRows returns col with rows not matching w set to null.
-func maskRows(mem memory.Allocator, b arrow.RecordBatch, col arrow.Array, w *config.When) (arrow.Array, error) {
+// maskRows returns col with the rows not matching w set to null, or,
+// with keep (of col's type) not nil, to keep's values: a replaced
+// column's rows that when leaves out keep what they held, as SQL's CASE
+// WHEN w THEN col ELSE keep END.
+func maskRows(mem memory.Allocator, b arrow.RecordBatch, col, keep arrow.Array, w *config.When) (arrow.Array, error) {
 	ib := array.NewInt64Builder(mem)
 	defer ib.Release()
-	for i := 0; i < int(b.NumRows()); i++ {
-		if matches(b, w, i) {
-			ib.Append(int64(i))
-		} else {
+	n := int64(b.NumRows())
+	for i := int64(0); i < n; i++ {
+		switch {
+		case matches(b, w, int(i)):
+			ib.Append(i)
+		case keep != nil:
+			ib.Append(n + i) // row i of keep, after col in the concatenation
+		default:
 			ib.AppendNull()
 		}
 	}
 	idx := ib.NewArray()
 	defer idx.Release()
-	return compute.TakeArray(exec.WithAllocator(context.Background(), mem), col, idx)
+	from := col
+	if keep != nil {
+		both, err := array.Concatenate([]arrow.Array{col, keep}, mem)
+		if err != nil {
+			return nil, err
+		}
+		defer both.Release()
+		from = both
+	}
+	return compute.TakeArray(exec.WithAllocator(context.Background(), mem), from, idx)
 }
 
 func argColumns(in *arrow.Schema, d config.Derivation, n int) ([]int, error) {

@@ -30,6 +30,22 @@ func TestDerive(t *testing.T) {
 		want    []string // rows of all batches
 	}{
 		{
+			// As SQL's CASE WHEN k = 'x' THEN upper(s) ELSE s END: the rows
+			// when leaves out keep their value, where they became null.
+			name:    "replace with when keeps the other rows' values",
+			cols:    []string{"s:string", "k:string", "_line:int64"},
+			batches: []string{`[{"s":"Hello","k":"x","_line":1},{"s":"World","k":"y","_line":2},{"s":"Null","k":null,"_line":3},{"s":null,"k":"x","_line":4},{"s":"Big","k":"X","_line":5}]`},
+			specs:   []config.Derivation{{Name: "s", Fn: "upper", Args: []string{"s"}, Replace: true, When: &config.When{Column: "k", In: []string{"x"}}}},
+			names:   []string{"s", "k", "_line"},
+			want: []string{
+				`1:{"k":"x","s":"HELLO"}`,
+				`2:{"k":"y","s":"World"}`,
+				`3:{"k":null,"s":"Null"}`,
+				`4:{"k":"x","s":null}`,
+				`5:{"k":"X","s":"Big"}`,
+			},
+		},
+		{
 			name:    "lower on a string, nulls stay null",
 			cols:    []string{"s:string", "_line:int64"},
 			batches: []string{`[{"s":"MiXed Case","_line":1},{"s":null,"_line":2},{"s":"ÀÉÎ","_line":3},{"s":"","_line":4}]`},
@@ -416,6 +432,8 @@ func TestDeriveBuildErrors(t *testing.T) {
 		{name: "grouped on lead", specs: []config.Derivation{{Name: "x", Fn: "lead", Args: []string{"s"}, By: []string{"n"}, Grouped: true}}, err: []string{"grouped does not apply to lead (it reads args, by)"}},
 		{name: "index on split", specs: []config.Derivation{{Name: "x", Fn: "split", Args: []string{"s"}, Value: ",", Index: 1}}, err: []string{"index does not apply to split (it reads args, value, values)"}},
 		{name: "no args", specs: []config.Derivation{{Name: "x", Fn: "coalesce"}}, err: []string{"coalesce", "at least one arg"}},
+		{name: "replace with when to another type", specs: []config.Derivation{{Name: "s", Fn: "split", Args: []string{"s"}, Value: ",", Replace: true, When: &config.When{Column: "n", In: []string{"1"}}}},
+			err: []string{"derive[0]: split: replace with when keeps the other rows' s, but split makes list<string> of string: derive a new column instead"}},
 		{name: "too many args", specs: []config.Derivation{{Name: "x", Fn: "lower", Args: []string{"s", "s"}}}, err: []string{"takes 1 args, got 2"}},
 		{name: "pair_key takes two", specs: []config.Derivation{{Name: "x", Fn: "pair_key", Args: []string{"s"}}}, err: []string{"takes 2 args, got 1"}},
 		{name: "lower on int64", specs: []config.Derivation{{Name: "x", Fn: "lower", Args: []string{"n"}}}, err: []string{"column n is int64, want string or list<string>"}},
