@@ -989,7 +989,9 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 					st := groups[g]
 					cands, ids := b.Column(args[0]).(*array.List), b.Column(args[1]).(*array.List)
 					ranks := b.Column(args[2])
-					rowCands := stringList(cands, i)
+					// A null element is no candidate (it read as "", which
+					// could win).
+					rowCands := stringListValid(cands, i)
 					for _, c := range rowCands {
 						if !slices.Contains(st.order, c) {
 							st.order = append(st.order, strings.Clone(c))
@@ -1001,7 +1003,10 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 					rid := stringList(ids, i)
 					var rs []float64
 					eachNumber(ranks, i, func(f float64) bool { rs = append(rs, f); return true })
-					if len(rs) != len(rid) {
+					if len(rs) != len(rid) || len(rid) == 0 || hasNullElement(ids, i) {
+						// Ranks that do not pair with ids, a ballot that
+						// ranks nothing (it counted, and made every
+						// candidate tie), or a null id (no candidate's).
 						return
 					}
 					ballot := schulze.Ballot{}

@@ -279,6 +279,39 @@ func TestAggregateKeepsCopiesOfStrings(t *testing.T) {
 	tcEqual(t, "rows", tcRows(out), []string{`1:{"f":["alpha","beta"],"g":"r1","u":["alpha","beta"],"w":"beta"}`})
 }
 
+// TestAggregateSchulzeNullsAndEmptyBallots: a null candidate is no
+// candidate, a ballot with a null id or that ranks nothing is not
+// counted, and a group with no ballot counted has no winner. A null read
+// as "" and could win; an empty ballot made every candidate tie.
+func TestAggregateSchulzeNullsAndEmptyBallots(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "g:string", "cands:list<string>", "ids:list<string>", "ranks:list<int64>", "_line:int64")
+	a, err := NewAggregate(mem, s, &config.Aggregate{By: []string{"g"}, Columns: []config.AggColumn{
+		{Name: "w", Fn: "schulze", Args: []string{"cands", "ids", "ranks"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	in := tcBatch(t, mem, s, `[`+
+		`{"g":"nullcand","cands":[null,"a"],"ids":["a"],"ranks":[0],"_line":1},`+
+		`{"g":"nullid","cands":["a","b"],"ids":[null,"b"],"ranks":[0,1],"_line":2},`+
+		`{"g":"nullid","cands":["a","b"],"ids":["b","a"],"ranks":[0,1],"_line":3},`+
+		`{"g":"empty","cands":["x","y"],"ids":["x","y"],"ranks":[-1,0],"_line":4},`+
+		`{"g":"empty","cands":[],"ids":[],"ranks":[],"_line":5}]`)
+	defer in.Release()
+	if _, err := a.Process(t.Context(), in, &pipeline.Rejects{}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := a.Flush(t.Context(), &pipeline.Rejects{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	tcEqual(t, "rows", tcRows(out), []string{`1:{"g":"nullcand","w":"a"}`, `2:{"g":"nullid","w":"b"}`, `4:{"g":"empty","w":null}`})
+}
+
 // TestAggregateSpillMatchesMemory: groups in random order, keys with
 // nulls and numbers, through an aggregate that keeps them all in memory
 // (the model) and through one that keeps a few and puts the rest in

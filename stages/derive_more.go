@@ -101,6 +101,37 @@ func stringList(l *array.List, i int) []string {
 	return out
 }
 
+// stringListValid is stringList without the list's null elements.
+func stringListValid(l *array.List, i int) []string {
+	if l.IsNull(i) {
+		return nil
+	}
+	s, e := l.ValueOffsets(i)
+	vals := l.ListValues().(*array.String)
+	out := make([]string, 0, e-s)
+	for j := s; j < e; j++ {
+		if vals.IsValid(int(j)) {
+			out = append(out, vals.Value(int(j)))
+		}
+	}
+	return out
+}
+
+// hasNullElement reports whether row i's list holds a null element.
+func hasNullElement(l *array.List, i int) bool {
+	if l.IsNull(i) {
+		return false
+	}
+	s, e := l.ValueOffsets(i)
+	vals := l.ListValues()
+	for j := s; j < e; j++ {
+		if vals.IsNull(int(j)) {
+			return true
+		}
+	}
+	return false
+}
+
 func digitsOf(d config.Derivation) int {
 	if d.Digits == nil {
 		return -1

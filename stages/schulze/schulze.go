@@ -64,8 +64,12 @@ func (t *Tally) index(c string) int {
 	return n
 }
 
-// Add counts one ballot.
+// Add counts one ballot; one that ranks nothing says nothing, and is not
+// counted (counted, it made every candidate tie with no real ballot).
 func (t *Tally) Add(b Ballot) {
+	if len(b) == 0 {
+		return
+	}
 	t.ballots++
 	ids := make([]int, 0, len(b))
 	ranks := make([]int, 0, len(b))

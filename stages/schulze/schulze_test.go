@@ -82,6 +82,17 @@ func TestOrderOfInputsDoesNotMatter(t *testing.T) {
 
 // The tally must give the winners a direct count of the ballots gives,
 // including ballots that leave candidates out and ties within a ballot.
+// TestEmptyBallotsAreNoBallots: ballots that rank nothing elect no one,
+// where they made every candidate tie and the smallest id win.
+func TestEmptyBallotsAreNoBallots(t *testing.T) {
+	if ws, err := Winners([]string{"x", "y"}, []Ballot{{}, {}}); err != ErrNoBallots {
+		t.Errorf("empty ballots only: %v, %v; want ErrNoBallots", ws, err)
+	}
+	if ws, err := Winners([]string{"x", "y"}, []Ballot{{}, {"y": 0, "x": 1}}); err != nil || !slices.Equal(ws, []string{"y"}) {
+		t.Errorf("an empty ballot and one for y: %v, %v; want [y]", ws, err)
+	}
+}
+
 func TestTallyMatchesDirectCount(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	for trial := 0; trial < 500; trial++ {
@@ -113,7 +124,9 @@ func TestTallyMatchesDirectCount(t *testing.T) {
 }
 
 // directWinners is the textbook computation from the ballots.
+// A ballot that ranks nothing is no ballot.
 func directWinners(candidates []string, ballots []Ballot) ([]string, error) {
+	ballots = slices.DeleteFunc(slices.Clone(ballots), func(b Ballot) bool { return len(b) == 0 })
 	if len(ballots) == 0 || len(candidates) == 0 {
 		return nil, ErrNoBallots
 	}
