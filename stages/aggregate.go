@@ -1070,6 +1070,20 @@ func cmpRows(a arrow.RecordBatch, i int, b arrow.RecordBatch, j int, keys []int)
 			}
 			continue
 		}
+		if xt, ok := x.(*array.Timestamp); ok {
+			// In time, not as text: RFC 3339's "…00Z" sorts after
+			// "…00.000001Z". One column has one unit.
+			if c := cmp.Compare(xt.Value(i), y.(*array.Timestamp).Value(j)); c != 0 {
+				return c
+			}
+			continue
+		}
+		if xd, ok := x.(*array.Date32); ok {
+			if c := cmp.Compare(xd.Value(i), y.(*array.Date32).Value(j)); c != 0 {
+				return c
+			}
+			continue
+		}
 		if isNumeric(x.DataType()) {
 			var u, v float64
 			eachNumber(x, i, func(f float64) bool { u = f; return true })

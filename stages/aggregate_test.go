@@ -945,6 +945,23 @@ func TestAggregateBuildErrors(t *testing.T) {
 	}
 }
 
+// TestAggregateSortsTimesInTime: sort: true orders timestamp keys by
+// time, where it ordered their RFC 3339 text, in which "…00Z" comes
+// after "…00.000001Z".
+func TestAggregateSortsTimesInTime(t *testing.T) {
+	s := tcSchema(t, "t:timestamp", "_line:int64")
+	cfg := config.Aggregate{By: []string{"t"}, Sort: true, Columns: []config.AggColumn{{Name: "n", Fn: "count"}}}
+	atBudgets(t, "sorted times", func(t *testing.T, mem memory.Allocator) {
+		tcEqual(t, "rows", aggRun(t, mem, s, &cfg,
+			`[{"t":"2024-01-01T00:00:00.000002Z","_line":1},{"t":"2024-01-01T00:00:00Z","_line":2},{"t":"2024-01-01T00:00:00.000001Z","_line":3},{"t":null,"_line":4}]`), []string{
+			`4:{"n":1,"t":null}`,
+			`2:{"n":1,"t":"2024-01-01T00:00:00Z"}`,
+			`3:{"n":1,"t":"2024-01-01T00:00:00.000001Z"}`,
+			`1:{"n":1,"t":"2024-01-01T00:00:00.000002Z"}`,
+		})
+	})
+}
+
 // TestAggregateMinMaxTimestamps: min and max of a timestamp column are a
 // group's first and last time, in its type (they were refused: "needs a
 // number"), with groups spilled too.
