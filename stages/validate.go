@@ -119,6 +119,7 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 		}
 		tol := r.Equal.Tolerance
 		integers := isIntegerType(a) && isIntegerType(b)
+		aInt, bInt := isIntegerType(a), isIntegerType(b)
 		v.rules = append(v.rules, rule{name: "equal", check: func(b arrow.RecordBatch, i int) (string, string) {
 			x, y := b.Column(idx[0]), b.Column(idx[1])
 			if x.IsNull(i) || y.IsNull(i) {
@@ -139,6 +140,32 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 					return r.Equal.Columns[0], fmt.Sprintf("%s is %d, %s is %d", r.Equal.Columns[0], p, r.Equal.Columns[1], q)
 				}
 				return "", ""
+			}
+			if numeric && (aInt || bInt) {
+				// An integer and a float: exactly where the float is an
+				// integer an int64 holds (an int64 past 2^53 is no float64,
+				// and would equal its neighbour), else as floats.
+				ix, fy, swapped := x, y, false
+				if !aInt {
+					ix, fy, swapped = y, x, true
+				}
+				p := intValue(ix, i)
+				var q float64
+				eachNumber(fy, i, func(f float64) bool { q = f; return true })
+				if q == math.Trunc(q) && q >= -(1<<63) && q < 1<<63 {
+					qi := int64(q)
+					d := uint64(p) - uint64(qi)
+					if p < qi {
+						d = uint64(qi) - uint64(p)
+					}
+					if p != qi && !(float64(d) <= tol) {
+						if swapped {
+							return r.Equal.Columns[0], fmt.Sprintf("%s is %s, %s is %d", r.Equal.Columns[0], fmtNum(q), r.Equal.Columns[1], p)
+						}
+						return r.Equal.Columns[0], fmt.Sprintf("%s is %d, %s is %s", r.Equal.Columns[0], p, r.Equal.Columns[1], fmtNum(q))
+					}
+					return "", ""
+				}
 			}
 			if numeric {
 				var p, q float64

@@ -39,6 +39,18 @@ func TestValidate(t *testing.T) {
 			reasons: []string{"a is -Inf, b is +Inf", "i is 9007199254740993, j is 9007199254740992", "i is -9223372036854775808, j is 9223372036854775807", "a is 0.5, b is 0.75", "a is NaN, b is 1"},
 		},
 		{
+			// An integer and a float compare exactly where the float is an
+			// integer: 2^53+1 is not the float 2^53, which it equalled as a
+			// float64 (the equals derivation said false).
+			name:    "equal: an integer and a float",
+			cols:    []string{"n:int64", "f:float64", "_line:int64"},
+			rules:   []config.Rule{{Equal: &config.EqualRule{Columns: []string{"n", "f"}}}, {Equal: &config.EqualRule{Columns: []string{"f", "n"}}}},
+			batches: []string{`[{"n":9007199254740993,"f":9007199254740992,"_line":1},{"n":9007199254740992,"f":9007199254740992,"_line":2},{"n":3,"f":3.5,"_line":3},{"n":-7,"f":-7,"_line":4},{"n":1,"f":"Inf","_line":5}]`},
+			want:    []string{`2:{"f":9007199254740992,"n":9007199254740992}`, `4:{"f":-7,"n":-7}`},
+			rejects: []string{"equal n 1", "equal n 3", "equal n 5"},
+			reasons: []string{"n is 9007199254740993, f is 9.007199254740992e+15", "n is 3, f is 3.5", "n is 1, f is +Inf"},
+		},
+		{
 			// Texts compare byte for byte; null equals only null.
 			name:    "equal: texts",
 			cols:    []string{"a:string", "b:string", "_line:int64"},
