@@ -886,6 +886,26 @@ func TestNumbersAsTextHaveNoExponent(t *testing.T) {
 	})
 }
 
+// TestNegativeZeroIsZero: -0.0 is 0 to when, any_in and enum_index, as
+// it is to equals, unique and keys (when: {in: ["0"]} missed it, and
+// "-0" took it).
+func TestNegativeZeroIsZero(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	s := tcSchema(t, "f:float64", "_line:int64")
+	specs := []config.Derivation{
+		{Name: "in", Fn: "any_in", Args: []string{"f"}, Values: []string{"0"}},
+		{Name: "neg", Fn: "any_in", Args: []string{"f"}, Values: []string{"-0"}},
+		{Name: "pos", Fn: "enum_index", Args: []string{"f"}, Values: []string{"1", "0"}},
+		{Name: "w", Fn: "equals", Args: []string{"f", "f"}, When: &config.When{Column: "f", In: []string{"0"}}},
+	}
+	tcEqual(t, "rows", deriveRows(t, mem, s, specs, `[{"f":-0.0,"_line":1},{"f":0.0,"_line":2},{"f":1.0,"_line":3}]`), []string{
+		`1:{"f":-0,"in":true,"neg":false,"pos":2,"w":true}`,
+		`2:{"f":0,"in":true,"neg":false,"pos":2,"w":true}`,
+		`3:{"f":1,"in":false,"neg":false,"pos":1,"w":null}`,
+	})
+}
+
 // TestAnyInNumberLists: any_in over a list of numbers compares each
 // element as text (it stopped the run with a Go panic on list<int64>), and
 // a column of another shape is an error at build.

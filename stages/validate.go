@@ -598,7 +598,11 @@ func valueString(a arrow.Array, i int) string {
 		return strconv.FormatInt(int64(c.Value(i)), 10)
 	case *array.Float64:
 		// 1000000 as an integer column writes it, not 1e+06: equals,
-		// any_in and when compare this text.
+		// any_in and when compare this text. -0.0 is 0, as in keys (and
+		// SQL's =): when: {in: ["0"]} takes it.
+		if c.Value(i) == 0 {
+			return "0"
+		}
 		return string(appendDecimal(nil, c.Value(i), 64))
 	case *array.Boolean:
 		return strconv.FormatBool(c.Value(i))
