@@ -13,6 +13,7 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/agora-etl/agora/config"
+	"github.com/agora-etl/agora/pipeline"
 )
 
 // SQLUnquote undoes SQL-style quoting: a value wrapped in single quotes
@@ -451,7 +452,7 @@ func init() {
 		}}, nil
 	})
 
-	Register("difference", "[number a, number b], digits", "a − b: of two integer columns an int64, exactly; else a float64 rounded to digits like Python's round. Null if either is null.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
+	Register("difference", "[number a, number b], digits", "a − b: of two integer columns an int64, exactly (a difference past int64 stops the run, naming the row); else a float64 rounded to digits like Python's round. Null if either is null.", func(mem memory.Allocator, in *arrow.Schema, d config.Derivation) (*Deriver, error) {
 		idx, err := argColumns(in, d, 2)
 		if err != nil {
 			return nil, err
@@ -473,7 +474,11 @@ func init() {
 					p, q := intValue(x, i), intValue(y, i)
 					r := p - q
 					if (p >= 0) != (q >= 0) && (r >= 0) != (p >= 0) && overflow == nil {
-						overflow = fmt.Errorf("difference: %d − %d does not fit an int64", p, q)
+						// Past int64: the run stops, naming the row (a
+						// derivation that rejects rows could not share a
+						// step with lag, as this one often does).
+						overflow = &pipeline.RowError{File: pipeline.FileOf(b, i), Line: pipeline.LineOf(b, i),
+							Err: fmt.Errorf("difference: %d − %d does not fit an int64", p, q)}
 					}
 					return r, true
 				})

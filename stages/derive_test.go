@@ -1032,9 +1032,9 @@ func TestDifferenceOfIntegers(t *testing.T) {
 	if typ := d.Schema().Field(d.Schema().FieldIndices("d")[0]).Type; typ.ID() != arrow.INT64 {
 		t.Errorf("type %s, want int64", typ)
 	}
-	in := tcBatch(t, mem, s, `[{"a":-9223372036854775808,"b":1,"_line":1}]`)
+	in := tcBatch(t, mem, s, `[{"a":5,"b":1,"_line":1},{"a":-9223372036854775808,"b":1,"_line":2}]`)
 	defer in.Release()
-	if out, err := d.Process(t.Context(), in, &pipeline.Rejects{}); err == nil || !strings.Contains(err.Error(), "does not fit an int64") {
+	if out, err := d.Process(t.Context(), in, &pipeline.Rejects{}); err == nil || !strings.Contains(err.Error(), "line 2: difference: -9223372036854775808 − 1 does not fit an int64") {
 		if out != nil {
 			out.Release()
 		}
