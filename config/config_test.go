@@ -92,6 +92,11 @@ func TestLoadBad(t *testing.T) {
 			is:  ErrInvalid,
 		},
 		{
+			file: "equal_tolerance.bad.yaml",
+			want: []string{"equal_tolerance.bad.yaml:14: datasets.d.tables.t.steps[0].validate[0].equal.tolerance: invalid value: must be ≥ 0"},
+			is:   ErrInvalid,
+		},
+		{
 			file: "paths.bad.yaml",
 			want: []string{
 				`paths.bad.yaml:5: datasets.d.inputs.up.path: invalid value: "../../../../etc/passwd" leads out of the data root`,

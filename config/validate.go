@@ -551,6 +551,9 @@ func (c *Config) validateRule(p string, r Rule, add addFunc) {
 		if len(r.Equal.Columns) != 2 {
 			add(p+".equal.columns", ErrInvalid, "name exactly two columns")
 		}
+		if r.Equal.Tolerance < 0 || math.IsNaN(r.Equal.Tolerance) {
+			add(p+".equal.tolerance", ErrInvalid, "must be ≥ 0")
+		}
 	}
 	if n != 1 {
 		add(p, ErrInvalid, "a rule has exactly one of required, enum, range, equal_lengths, list_length, sums_to, unique, equal (found %d)", n)

@@ -268,6 +268,9 @@ func init() {
 		if err := wantType(in, idx[0], isString, "string"); err != nil {
 			return nil, err
 		}
+		if len(d.Values) == 0 {
+			return nil, fmt.Errorf("values: list the texts that mean null (it would change nothing)")
+		}
 		null := map[string]bool{}
 		for _, v := range d.Values {
 			null[v] = true

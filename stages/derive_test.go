@@ -432,6 +432,7 @@ func TestDeriveBuildErrors(t *testing.T) {
 		{name: "grouped on lead", specs: []config.Derivation{{Name: "x", Fn: "lead", Args: []string{"s"}, By: []string{"n"}, Grouped: true}}, err: []string{"grouped does not apply to lead (it reads args, by)"}},
 		{name: "index on split", specs: []config.Derivation{{Name: "x", Fn: "split", Args: []string{"s"}, Value: ",", Index: 1}}, err: []string{"index does not apply to split (it reads args, value, values)"}},
 		{name: "no args", specs: []config.Derivation{{Name: "x", Fn: "coalesce"}}, err: []string{"coalesce", "at least one arg"}},
+		{name: "nullif without values", specs: []config.Derivation{{Name: "x", Fn: "nullif", Args: []string{"s"}}}, err: []string{"derive[0]: nullif: values: list the texts that mean null"}},
 		{name: "replace with when to another type", specs: []config.Derivation{{Name: "s", Fn: "split", Args: []string{"s"}, Value: ",", Replace: true, When: &config.When{Column: "n", In: []string{"1"}}}},
 			err: []string{"derive[0]: split: replace with when keeps the other rows' s, but split makes list<string> of string: derive a new column instead"}},
 		{name: "too many args", specs: []config.Derivation{{Name: "x", Fn: "lower", Args: []string{"s", "s"}}}, err: []string{"takes 1 args, got 2"}},
