@@ -740,7 +740,7 @@ func runTableLabelled(ctx context.Context, cfg *config.Config, id, name string, 
 		}
 		res.Files = files
 		if n := nullPartitionRows(files, t.PartitionBy); n > 0 {
-			res.Notes = append(res.Notes, fmt.Sprintf("%s: %d rows have a null partition value (%s), written to a %s folder, which pyarrow and pandas cannot read together with the other partitions (\"differing dictionaries\"); validate required: [%s] rejects such rows instead", name, n, strings.Join(t.PartitionBy, ", "), sinks.HiveNull, strings.Join(t.PartitionBy, ", ")))
+			res.Notes = append(res.Notes, fmt.Sprintf("%s: %d rows have a null or empty partition value (%s), written to a %s folder, which readers take for null (an empty text too, as Hive and Spark write it) and pyarrow and pandas cannot read together with the other partitions (\"differing dictionaries\"); validate required: [%s] rejects the null ones instead", name, n, strings.Join(t.PartitionBy, ", "), sinks.HiveNull, strings.Join(t.PartitionBy, ", ")))
 		}
 	}
 	return res, nil
