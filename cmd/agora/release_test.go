@@ -805,7 +805,7 @@ datasets:
 	if code != 0 || !strings.Contains(stdout, "t: 2 rows have a null or empty partition value (k), written to a __HIVE_DEFAULT_PARTITION__ folder") || !strings.Contains(stdout, "required: [k]") {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}
-	if strings.Count(stdout, "null partition value") != 1 {
+	if strings.Count(stdout, "null or empty partition value") != 1 {
 		t.Errorf("the note is not for t alone:\n%s", stdout)
 	}
 }
