@@ -347,7 +347,7 @@ func (e *Explode) Notes() []string {
 	for i, c := range e.lists {
 		names[i] = e.in.Field(c).Name
 	}
-	return []string{fmt.Sprintf("explode: %d rows had empty lists (%s) and gave no rows (an empty list is no rejected row; the table's rows in count the list elements)", n, strings.Join(names, ", "))}
+	return []string{fmt.Sprintf("explode: %d rows had empty lists (%s) and gave no rows (an empty list, or a null one fill_nulls takes for empty, is no rejected row; the table's rows in count the list elements)", n, strings.Join(names, ", "))}
 }
 
 // Name returns the step kind.
@@ -499,10 +499,9 @@ func (e *Explode) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeli
 	defer func() { e.empty.Add(empty) }()
 	for r := 0; r < n; r++ {
 		l0 := -1
-		ok, null := true, false
+		ok := true
 		for i, l := range lists {
 			if l.IsNull(r) {
-				null = true
 				if e.filled(i) {
 					starts[i] = -1
 					continue
@@ -525,7 +524,9 @@ func (e *Explode) Process(ctx context.Context, in arrow.RecordBatch, rej *pipeli
 			rej.AddRow(in, r, "explode", in.ColumnName(e.lists[0]), e.lengths(in, lists, r))
 			continue
 		}
-		if l0 == 0 && !null {
+		if l0 <= 0 {
+			// No elements: lists empty, or null where fill_nulls lets
+			// them be (l0 stays -1 when every list is such a one).
 			empty++
 		}
 		for j := 0; j < l0; j++ {
