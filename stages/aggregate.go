@@ -825,6 +825,52 @@ func newAggFn(mem memory.Allocator, in *arrow.Schema, c config.AggColumn) (aggFn
 			break
 		}
 		fn.typ = arrow.PrimitiveTypes.Float64
+		if c.Fn == "sum" && isIntegerType(t) {
+			// Integers are summed exactly and the sum made a float64 once,
+			// as SQL's SUM(BIGINT) is exact: adding each as a float64
+			// rounded at every step past 2⁵³ (5 + 2⁵³+1 gave 2⁵³+4). A
+			// group whose sum leaves int64 goes on in float64.
+			fn.newAcc = func() accumulator {
+				var exact []int64
+				var float []float64
+				var over, any []bool
+				return &accFuncs{
+					addFn: func(b arrow.RecordBatch, i, g int) {
+						exact, float = grow(exact, g, 0), grow(float, g, 0)
+						over, any = grow(over, g, false), grow(any, g, false)
+						col := b.Column(args[0])
+						if !pass(b, i) || col.IsNull(i) {
+							return
+						}
+						v := intValue(col, i)
+						any[g] = true
+						if over[g] {
+							float[g] += float64(v)
+							return
+						}
+						r := exact[g] + v
+						if (exact[g] >= 0) == (v >= 0) && (r >= 0) != (v >= 0) {
+							over[g], float[g] = true, float64(exact[g])+float64(v)
+							return
+						}
+						exact[g] = r
+					},
+					buildFn: func(_ context.Context, order []int) (arrow.Array, error) {
+						return float64Of(mem, len(order), func(k int) (float64, bool) {
+							g := order[k]
+							if g >= len(exact) {
+								return 0, false
+							}
+							if over[g] {
+								return float[g], any[g]
+							}
+							return float64(exact[g]), any[g]
+						}), nil
+					},
+				}
+			}
+			break
+		}
 		fn.newAcc = func() accumulator {
 			var acc []float64
 			var any []bool
