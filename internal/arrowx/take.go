@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/compute/exec"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -204,7 +205,13 @@ func isIdentity(runs []span, n, length int) bool {
 }
 
 // BatchBytes is the size of the buffers a batch refers to (for a slice,
-// the whole buffers: an over-estimate).
+// the whole buffers: an over-estimate). A bitmap (validity, or a
+// boolean's values) counts the bytes its rows take, not its length: a
+// builder's bitmap keeps the length it was reserved to, and reservations
+// follow hints that concurrent decoders update in no set order, so the
+// same rows would measure differently from run to run, and the sink,
+// which cuts batches and row groups by this size, would cut them at
+// other rows (the same rows in other row groups and pages).
 func BatchBytes(b arrow.RecordBatch) int64 {
 	var n int64
 	for _, c := range b.Columns() {
@@ -217,10 +224,15 @@ func BatchBytes(b arrow.RecordBatch) int64 {
 // children's included.
 func dataBytes(d arrow.ArrayData) int64 {
 	var n int64
-	for _, buf := range d.Buffers() {
-		if buf != nil {
-			n += int64(buf.Len())
+	for i, buf := range d.Buffers() {
+		if buf == nil {
+			continue
 		}
+		k := int64(buf.Len())
+		if i == 0 || i == 1 && d.DataType().ID() == arrow.BOOL {
+			k = min(k, int64(bitutil.BytesForBits(int64(d.Offset()+d.Len()))))
+		}
+		n += k
 	}
 	for _, c := range d.Children() {
 		n += dataBytes(c)
