@@ -287,29 +287,16 @@ func TestAggregateSchulzeNullsAndEmptyBallots(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	s := tcSchema(t, "g:string", "cands:list<string>", "ids:list<string>", "ranks:list<int64>", "_line:int64")
-	a, err := NewAggregate(mem, s, &config.Aggregate{By: []string{"g"}, Columns: []config.AggColumn{
+	cfg := &config.Aggregate{By: []string{"g"}, Columns: []config.AggColumn{
 		{Name: "w", Fn: "schulze", Args: []string{"cands", "ids", "ranks"}},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	in := tcBatch(t, mem, s, `[`+
+	}}
+	tcEqual(t, "rows", aggRun(t, mem, s, cfg, `[`+
 		`{"g":"nullcand","cands":[null,"a"],"ids":["a"],"ranks":[0],"_line":1},`+
 		`{"g":"nullid","cands":["a","b"],"ids":[null,"b"],"ranks":[0,1],"_line":2},`+
 		`{"g":"nullid","cands":["a","b"],"ids":["b","a"],"ranks":[0,1],"_line":3},`+
 		`{"g":"empty","cands":["x","y"],"ids":["x","y"],"ranks":[-1,0],"_line":4},`+
-		`{"g":"empty","cands":[],"ids":[],"ranks":[],"_line":5}]`)
-	defer in.Release()
-	if _, err := a.Process(t.Context(), in, &pipeline.Rejects{}); err != nil {
-		t.Fatal(err)
-	}
-	out, err := a.Flush(t.Context(), &pipeline.Rejects{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Release()
-	tcEqual(t, "rows", tcRows(out), []string{`1:{"g":"nullcand","w":"a"}`, `2:{"g":"nullid","w":"b"}`, `4:{"g":"empty","w":null}`})
+		`{"g":"empty","cands":[],"ids":[],"ranks":[],"_line":5}]`),
+		[]string{`1:{"g":"nullcand","w":"a"}`, `2:{"g":"nullid","w":"b"}`, `4:{"g":"empty","w":null}`})
 }
 
 // TestAggregateSpillMatchesMemory: groups in random order, keys with

@@ -89,21 +89,14 @@ func WasonScore(cards, selected []string) float64 {
 	return float64(right) / float64(len(cards))
 }
 
-func stringList(l *array.List, i int) []string {
-	if l.IsNull(i) {
-		return nil
-	}
-	s, e := l.ValueOffsets(i)
-	vals := l.ListValues().(*array.String)
-	out := make([]string, 0, e-s)
-	for j := s; j < e; j++ {
-		out = append(out, vals.Value(int(j)))
-	}
-	return out
-}
+// stringList returns row i's list of strings (null elements as ""), or
+// nil for a null list.
+func stringList(l *array.List, i int) []string { return listStrings(l, i, false) }
 
 // stringListValid is stringList without the list's null elements.
-func stringListValid(l *array.List, i int) []string {
+func stringListValid(l *array.List, i int) []string { return listStrings(l, i, true) }
+
+func listStrings(l *array.List, i int, skipNull bool) []string {
 	if l.IsNull(i) {
 		return nil
 	}
@@ -111,9 +104,10 @@ func stringListValid(l *array.List, i int) []string {
 	vals := l.ListValues().(*array.String)
 	out := make([]string, 0, e-s)
 	for j := s; j < e; j++ {
-		if vals.IsValid(int(j)) {
-			out = append(out, vals.Value(int(j)))
+		if skipNull && vals.IsNull(int(j)) {
+			continue
 		}
+		out = append(out, vals.Value(int(j)))
 	}
 	return out
 }
