@@ -1011,6 +1011,45 @@ func TestFetchArchiveBoundedAndInterruptible(t *testing.T) {
 	}
 }
 
+// TestFetchTriesAgain: a server that answers 503 (with Retry-After) or
+// 429 for a moment is asked again, up to three times in all; a 404 is
+// not. fetch gave up at the first answer.
+func TestFetchTriesAgain(t *testing.T) {
+	savedBackoff := fetchBackoff
+	defer func() { fetchBackoff = savedBackoff }()
+	fetchBackoff = time.Millisecond
+	data := []byte(`{"x":1}` + "\n")
+	for _, tc := range []struct {
+		name     string
+		failures int
+		status   int
+		code     int
+		requests int64
+	}{
+		{"503 twice, then the file", 2, http.StatusServiceUnavailable, 0, 3},
+		{"429 three times", 3, http.StatusTooManyRequests, 1, 3},
+		{"404 is not asked again", 1, http.StatusNotFound, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var requests atomic.Int64
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if requests.Add(1) <= int64(tc.failures) {
+					w.Header().Set("Retry-After", "0")
+					w.WriteHeader(tc.status)
+					return
+				}
+				w.Write(data)
+			}))
+			defer ts.Close()
+			fetch := fmt.Sprintf("      - {url: https://example.org/rel/a.jsonl, to: demo/a.jsonl, sha256: %s}", sha(data))
+			code, stdout, stderr := agora(t, "fetch", "--config", fetchConfig(t, fetch), "--data", t.TempDir(), "--base-url", ts.URL)
+			if code != tc.code || requests.Load() != tc.requests {
+				t.Errorf("exit %d (want %d), %d requests (want %d):\n%s%s", code, tc.code, requests.Load(), tc.requests, stdout, stderr)
+			}
+		})
+	}
+}
+
 func TestFetchCutShortSaysWhatComesNext(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "1000")

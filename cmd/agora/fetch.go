@@ -255,7 +255,7 @@ func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (str
 		// changes, like a repository's HEAD archive): start over.
 		os.Remove(part)
 	}
-	n, resumed, rec, err := download(ctx, opts, u, part, f.To, pinned)
+	n, resumed, rec, err := downloadRetrying(ctx, opts, u, part, f.To, pinned)
 	if err != nil {
 		return "", err
 	}
@@ -377,7 +377,10 @@ func download(ctx context.Context, opts fetchOptions, u, part, name string, resu
 	}
 	resp, err := opts.Client.Do(req)
 	if err != nil {
-		return 0, false, rec, fmt.Errorf("GET %s: %w", u, err)
+		if ctx.Err() != nil {
+			return 0, false, rec, fmt.Errorf("GET %s: %w", u, err)
+		}
+		return 0, false, rec, &retryable{err: fmt.Errorf("GET %s: %w", u, err)}
 	}
 	defer resp.Body.Close()
 	flags := os.O_CREATE | os.O_WRONLY
@@ -404,7 +407,13 @@ func download(ctx context.Context, opts fetchOptions, u, part, name string, resu
 		have = 0
 		total = resp.ContentLength
 	default:
-		return 0, false, rec, fmt.Errorf("GET %s: %s", u, resp.Status)
+		err := fmt.Errorf("GET %s: %s", u, resp.Status)
+		switch resp.StatusCode {
+		case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			// A server busy or failing for a moment: asked again.
+			return 0, false, rec, &retryable{err: err, after: retryAfter(resp.Header.Get("Retry-After"))}
+		}
+		return 0, false, rec, err
 	}
 	out, err := os.OpenFile(part, flags, 0o644)
 	if err != nil {
@@ -436,6 +445,71 @@ func download(ctx context.Context, opts fetchOptions, u, part, name string, resu
 	// next fetch to ask whether it changed.
 	rec.ETag, rec.LastModified = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
 	return have + n, have > 0, rec, nil
+}
+
+// retryable is an error of a download worth trying again: a server that
+// answered 429 or a 5xx, or a connection that failed before an answer.
+// after is the wait the server asked for (Retry-After), or 0.
+type retryable struct {
+	err   error
+	after time.Duration
+}
+
+func (r *retryable) Error() string { return r.err.Error() }
+func (r *retryable) Unwrap() error { return r.err }
+
+// fetchTries is how many times a download is tried when it fails in a
+// way worth trying again; fetchBackoff the first wait between tries,
+// doubled after each, and fetchMaxWait the longest wait (a Retry-After
+// asking more is given up on). Variables so that tests can make them
+// small.
+var (
+	fetchTries   = 3
+	fetchBackoff = 2 * time.Second
+	fetchMaxWait = 2 * time.Minute
+)
+
+// downloadRetrying is download, tried again after a wait when it fails
+// in a way worth trying again (see retryable); a partial file is resumed
+// as download resumes it.
+func downloadRetrying(ctx context.Context, opts fetchOptions, u, part, name string, resumable bool) (n int64, resumed bool, rec fetchRecord, err error) {
+	wait := fetchBackoff
+	for try := 1; ; try++ {
+		n, resumed, rec, err = download(ctx, opts, u, part, name, resumable)
+		var r *retryable
+		if err == nil || !errors.As(err, &r) || try >= fetchTries {
+			return n, resumed, rec, err
+		}
+		w := wait
+		if r.after > 0 {
+			w = r.after
+		}
+		if w > fetchMaxWait {
+			return n, resumed, rec, fmt.Errorf("%w (the server asks to wait %s)", err, r.after)
+		}
+		opts.Log.Warn("download failed; trying again", "url", u, "error", err.Error(), "wait", w.String(), "try", try+1)
+		select {
+		case <-ctx.Done():
+			return n, resumed, rec, err
+		case <-time.After(w):
+		}
+		wait *= 2
+	}
+}
+
+// retryAfter reads a Retry-After header (seconds, or an HTTP date), or
+// returns 0.
+func retryAfter(h string) time.Duration {
+	if h == "" {
+		return 0
+	}
+	if secs, err := strconv.Atoi(strings.TrimSpace(h)); err == nil && secs >= 0 {
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(h); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
 }
 
 // idleReader restarts timer at every read that brings bytes.
