@@ -25,7 +25,7 @@ type Lock struct {
 // AcquireLock takes the lock of out/<dataset> without waiting. When
 // another run holds it, the error names that run (pid, host, start).
 func AcquireLock(out, dataset string) (*Lock, error) {
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := os.MkdirAll(out, 0o777); err != nil {
 		return nil, err
 	}
 	p := filepath.Join(out, ".agora-"+dataset+".lock")

@@ -141,7 +141,9 @@ func (c countingWriter) Write(p []byte) (int, error) {
 }
 
 func newFileWriter(fs FS, dir, name string, schema *arrow.Schema, w config.Writer, mem memory.Allocator) (*fileWriter, error) {
-	if err := fs.MkdirAll(dir, 0o755); err != nil {
+	// Folders 0777 and files 0666 (os.Create), both less the umask: at
+	// umask 002 a group shares the release's folders as its files.
+	if err := fs.MkdirAll(dir, 0o777); err != nil {
 		return nil, err
 	}
 	fw := &fileWriter{fs: fs, dir: dir, name: name, tmp: filepath.Join(dir, "."+name+".tmp"), sum: sha256.New()}

@@ -39,7 +39,7 @@ func NewRelease(fs FS, out, dataset string) (*Release, error) {
 	if err := replaceable(r.fs, r.Target()); err != nil {
 		return nil, err
 	}
-	if err := r.fs.MkdirAll(r.staging, 0o755); err != nil {
+	if err := r.fs.MkdirAll(r.staging, 0o777); err != nil {
 		return nil, fmt.Errorf("create staging: %w", err)
 	}
 	return r, nil

@@ -242,7 +242,7 @@ func fetchFile(ctx context.Context, f *config.FetchFile, opts fetchOptions) (str
 			return msg, nil
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dest), 0o777); err != nil {
 		return "", err
 	}
 	part := dest + ".part"
@@ -647,7 +647,7 @@ func keepRecord(data, to, dest string, rec fetchRecord, pinned bool) {
 	if fi, err := os.Stat(dest); err == nil && fi.Mode().IsRegular() {
 		rec.Size, rec.ModTime = fi.Size(), fi.ModTime().UnixNano()
 	}
-	if b, err := json.MarshalIndent(rec, "", "  "); err == nil && os.MkdirAll(filepath.Dir(p), 0o755) == nil {
+	if b, err := json.MarshalIndent(rec, "", "  "); err == nil && os.MkdirAll(filepath.Dir(p), 0o777) == nil {
 		os.WriteFile(p, append(b, '\n'), 0o644)
 	}
 }
@@ -819,7 +819,7 @@ func extract(ctx context.Context, archive string, f *config.FetchFile, dest stri
 			return nil
 		}
 		p := filepath.Join(stage, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
 			return err
 		}
 		out, err := os.Create(p)

@@ -878,3 +878,26 @@ func TestUnmovedInputs(t *testing.T) {
 		})
 	}
 }
+
+// TestReleaseModesFollowTheUmask: a release's folders take the umask as
+// its files do (at umask 002, 775 and 664); the folders were 755 at any
+// umask, so a group that may write the files could not add to a folder.
+func TestReleaseModesFollowTheUmask(t *testing.T) {
+	old := syscall.Umask(0o002)
+	defer syscall.Umask(old)
+	out := t.TempDir()
+	if code, _, stderr := agora(t, "run", "delidata", "--config", "../../pipeline.yaml", "--data", "../../testdata", "--out", out, "--quiet"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	dir := filepath.Join(out, "delidata", "messages", "message_type=MESSAGE")
+	file := filepath.Join(dir, "part-00000.parquet")
+	for p, want := range map[string]os.FileMode{filepath.Join(out, "delidata"): 0o775, dir: 0o775, file: 0o664} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != want {
+			t.Errorf("%s: mode %v, want %v", p, got, want)
+		}
+	}
+}
