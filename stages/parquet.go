@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -528,13 +529,19 @@ func parquetMagic(path string) string {
 	if _, err := f.ReadAt(tail[:], st.Size()-4); err != nil {
 		return ""
 	}
-	switch {
+	var size [4]byte
+	if _, err := f.ReadAt(size[:], st.Size()-8); err != nil {
+		return ""
+	}
+	switch footer := int64(binary.LittleEndian.Uint32(size[:])); {
 	case string(tail[:]) == "PARE":
 		return "its footer is encrypted, which agora does not read"
 	case string(head[:]) != "PAR1":
 		return fmt.Sprintf("it does not start with PAR1 but %q (another format?)", head[:])
 	case string(tail[:]) != "PAR1":
 		return "it starts with PAR1 but does not end with it (a truncated or damaged download?)"
+	case footer > st.Size()-12:
+		return fmt.Sprintf("its footer would be %d bytes, more than the file holds (%d)", footer, st.Size())
 	}
 	return ""
 }

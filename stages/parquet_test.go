@@ -751,6 +751,7 @@ func TestParquetNotParquet(t *testing.T) {
 		{"text", []byte(strings.Repeat("this is not parquet\n", 100)), `not a Parquet file: it does not start with PAR1 but "this" (another format?)`},
 		{"truncated", good[:len(good)-10], "not a Parquet file: it starts with PAR1 but does not end with it (a truncated or damaged download?)"},
 		{"tiny", []byte("PAR1"), "not a Parquet file: 4 bytes, fewer than the 12"},
+		{"footer longer than the file", append([]byte("PAR1xxxxxxxx"), 0x40, 0x42, 0x0f, 0x00, 'P', 'A', 'R', '1'), "not a Parquet file: its footer would be 1000000 bytes, more than the file holds (20)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/md5"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -31,6 +30,7 @@ import (
 
 	"github.com/agora-etl/agora/config"
 	"github.com/agora-etl/agora/sinks"
+	"github.com/agora-etl/agora/stages"
 )
 
 // ErrChecksum is returned when a download does not match its published
@@ -549,21 +549,8 @@ func wholeFile(p, to string) (format string, err error) {
 		}
 		return "gzip", nil
 	case ".parquet":
-		f, err := os.Open(p)
-		if err != nil {
-			return "", err
-		}
-		defer f.Close()
-		fi, err := f.Stat()
-		if err != nil {
-			return "", err
-		}
-		var head, tail [8]byte
-		_, err1 := f.ReadAt(head[:4], 0)
-		_, err2 := f.ReadAt(tail[:], fi.Size()-8)
-		footer := int64(binary.LittleEndian.Uint32(tail[:4]))
-		if fi.Size() < 12 || err1 != nil || err2 != nil || string(head[:4]) != "PAR1" || string(tail[4:]) != "PAR1" || footer > fi.Size()-12 {
-			return "", fmt.Errorf("%s is not a whole Parquet file (%d bytes; it must start and end with PAR1 around its footer)", to, fi.Size())
+		if why := stages.NotParquet(p); why != "" {
+			return "", fmt.Errorf("%s is not a whole Parquet file: %s", to, why)
 		}
 		return "Parquet", nil
 	}
@@ -576,30 +563,19 @@ func wholeFile(p, to string) (format string, err error) {
 // not end with its footer. Anything else that fails (an HTML page
 // instead of the file) is not taken for a start to resume.
 func cutShort(p, to string) bool {
+	_, err := wholeFile(p, to)
 	switch strings.ToLower(filepath.Ext(to)) {
 	case ".gz":
-		f, err := os.Open(p)
-		if err != nil {
-			return false
-		}
-		defer f.Close()
-		zr, err := gzip.NewReader(bufio.NewReaderSize(f, 1<<20))
-		if err == nil {
-			_, err = io.Copy(io.Discard, zr)
-		}
 		return errors.Is(err, io.ErrUnexpectedEOF)
 	case ".parquet":
-		f, err := os.Open(p)
-		if err != nil {
+		f, ferr := os.Open(p)
+		if ferr != nil {
 			return false
 		}
 		defer f.Close()
 		var head [4]byte
-		if _, err := f.ReadAt(head[:], 0); err != nil || string(head[:]) != "PAR1" {
-			return false
-		}
-		_, err = wholeFile(p, to)
-		return err != nil
+		_, ferr = f.ReadAt(head[:], 0)
+		return err != nil && ferr == nil && string(head[:]) == "PAR1"
 	}
 	return false
 }
