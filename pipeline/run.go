@@ -65,8 +65,12 @@ type Stats struct {
 	Rejected int64
 	// Duration is the wall time of the run.
 	Duration time.Duration
-	// Notes are the source's notes (files passed over, ...).
+	// Notes are the source's notes (files passed over, ...), which every
+	// table of the input shares.
 	Notes []string
+	// StageNotes are the stages' notes (explode's empty lists), the
+	// table's own.
+	StageNotes []string
 	// Checks counts flagged (not rejected) check failures by rule (its
 	// place among the steps, its kind and column), with the first few
 	// examples, in input order. A failure counts for a row its step
@@ -418,7 +422,7 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 	}
 	for _, s := range t.Stages {
 		if n, ok := s.(Noter); ok {
-			st.Notes = append(st.Notes, n.Notes()...)
+			st.StageNotes = append(st.StageNotes, n.Notes()...)
 		}
 	}
 	if err != nil {

@@ -708,7 +708,7 @@ func runTableLabelled(ctx context.Context, cfg *config.Config, id, name string, 
 		Columns:     t.Columns,
 		Seconds:     st.Duration.Seconds(),
 		Checks:      st.Checks,
-		Notes:       tableNotes(name, b.Stages, st.Notes),
+		Notes:       tableNotes(name, st.Notes, st.StageNotes),
 	}
 	res.Schema, res.SchemaHash = describeSchema(b.Schema, t.PartitionBy)
 	if err == nil && st.RowsIn > 0 && st.Written == 0 {
@@ -761,25 +761,13 @@ func nullPartitionRows(files []sinks.FileInfo, partitionBy []string) int64 {
 	return n
 }
 
-// tableNotes returns notes (the run's: its input's, then its stages')
-// with the stages' own named by table, as a table's other notes are: an
-// input's notes are said once for the tables that read it, a stage's
-// ("explode: 3 rows had empty lists") are the table's.
-func tableNotes(table string, steps []pipeline.Stage, notes []string) []string {
-	own := map[string]bool{}
-	for _, s := range steps {
-		if n, ok := s.(pipeline.Noter); ok {
-			for _, x := range n.Notes() {
-				own[x] = true
-			}
-		}
-	}
-	out := make([]string, len(notes))
-	for i, n := range notes {
-		if own[n] && !strings.HasPrefix(n, table+": ") {
-			n = table + ": " + n
-		}
-		out[i] = n
+// tableNotes returns a table's notes: its input's, said once for the
+// tables that read it, then its stages', named by the table as its other
+// notes are ("messages: explode: 3 rows had empty lists").
+func tableNotes(table string, input, stages []string) []string {
+	out := append([]string(nil), input...)
+	for _, n := range stages {
+		out = append(out, table+": "+n)
 	}
 	return out
 }
