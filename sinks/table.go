@@ -213,19 +213,19 @@ func (t *Table) Write(ctx context.Context, b arrow.RecordBatch) error {
 	}
 	// A batch that would open too many partitions is refused whole,
 	// before any of it is registered.
-	fresh := 0 // partitions not open yet: pending ones and this batch's new ones
+	parts := len(t.open) // partitions open or to be: open, pending, then this batch's new ones
 	for _, pk := range t.pendParts {
 		if t.open[pk.Path] == nil {
-			fresh++
+			parts++
 		}
 	}
-	for _, pk := range seen {
-		if _, ok := t.pendPartIdx[pk.Path]; !ok && t.open[pk.Path] == nil {
-			fresh++
+	for k, pk := range seen {
+		if _, ok := t.pendPartIdx[pk.Path]; ok || t.open[pk.Path] != nil {
+			continue
 		}
-	}
-	if len(t.open)+fresh > t.w.MaxPartitions {
-		return t.tooManyAt(b, seen, groups)
+		if parts++; parts > t.w.MaxPartitions {
+			return TooManyPartitionsAt(t.w.MaxPartitions, b, int(groups[k][0]), pk.Path)
+		}
 	}
 	pb := pendingBatch{cols: make([]arrow.Array, len(cols)), rows: make(map[int][]int64, len(seen))}
 	for k, pk := range seen {
@@ -572,31 +572,14 @@ func (t *Table) Abort() {
 	t.closed = true
 }
 
-// tooManyAt is TooManyPartitions for batch b, naming the partition of
-// b that would be one too many, and the file and line of its first row
-// (a pipeline.RowError), so that the value can be looked up. seen and
-// groups are b's partitions and their rows.
-func (t *Table) tooManyAt(b arrow.RecordBatch, seen []*Partition, groups [][]int64) error {
-	err := TooManyPartitions(t.w.MaxPartitions)
-	n := len(t.open)
-	for _, pk := range t.pendParts {
-		if t.open[pk.Path] == nil {
-			n++
-		}
-	}
-	for k, pk := range seen {
-		if _, ok := t.pendPartIdx[pk.Path]; ok || t.open[pk.Path] != nil {
-			continue
-		}
-		if n++; n <= t.w.MaxPartitions {
-			continue
-		}
-		i := int(groups[k][0])
-		err = fmt.Errorf("%w (the first past it: %s)", err, pk.Path)
-		if file, line := pipeline.FileOf(b, i), pipeline.LineOf(b, i); file != "" || line > 0 {
-			return &pipeline.RowError{File: file, Line: line, Err: err}
-		}
-		return err
+// TooManyPartitionsAt is TooManyPartitions for row i of b, whose
+// partition (path) is the first past the limit: a pipeline.RowError
+// naming the row's file and line where b has them, so that the value can
+// be looked up. The table's sink and check's tally both say it so.
+func TooManyPartitionsAt(maxPartitions int, b arrow.RecordBatch, i int, path string) error {
+	err := fmt.Errorf("%w (the first past it: %s)", TooManyPartitions(maxPartitions), path)
+	if file, line := pipeline.FileOf(b, i), pipeline.LineOf(b, i); file != "" || line > 0 {
+		return &pipeline.RowError{File: file, Line: line, Err: err}
 	}
 	return err
 }

@@ -817,11 +817,7 @@ func (r *rejectTally) Write(_ context.Context, b arrow.RecordBatch) error {
 		}
 		if !r.parts[pk.Path] {
 			if len(r.parts) >= r.maxPartitions {
-				err := fmt.Errorf("%w (the first past it: %s)", sinks.TooManyPartitions(r.maxPartitions), pk.Path)
-				if file, line := pipeline.FileOf(b, i), pipeline.LineOf(b, i); file != "" || line > 0 {
-					return &pipeline.RowError{File: file, Line: line, Err: err}
-				}
-				return err
+				return sinks.TooManyPartitionsAt(r.maxPartitions, b, i, pk.Path)
 			}
 			r.parts[pk.Path] = true
 		}
