@@ -229,7 +229,7 @@ func (s *ParquetFile) open() (*pqarrow.FileReader, *arrow.Schema, error) {
 	if _, err := os.Stat(s.Path); err != nil {
 		return nil, nil, &DecodeError{File: s.Name, Err: err}
 	}
-	if why := parquetMagic(s.Path); why != "" {
+	if why := NotParquet(s.Path); why != "" {
 		return nil, nil, &DecodeError{File: s.Name, Err: fmt.Errorf("%w: not a Parquet file: %s", ErrCorrupt, why)}
 	}
 	rdr, err := file.OpenParquetFile(s.Path, false, file.WithReadProps(s.readProps()))
@@ -499,46 +499,38 @@ func readColumnChunk(ctx context.Context, fr *pqarrow.FileReader, rg, fi int) (e
 }
 
 // NotParquet returns why the file at path cannot be Parquet, judged by
-// its first and last four bytes, or "" when they are right (or the file
-// cannot be read, or is not a regular file: the reader says why then).
-func NotParquet(path string) string { return parquetMagic(path) }
-
-// parquetMagic returns why the file at path cannot be Parquet, judged by
-// its first and last four bytes (PAR1; PARE ends an encrypted footer),
-// or "" when they are right.
-func parquetMagic(path string) string {
-	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
-		return "" // the reader says why; a FIFO is not opened here
+// its first four bytes and its last eight (the footer's length, then
+// PAR1; PARE ends an encrypted footer), or "" when they are right, or
+// when the file cannot be read or is not a regular file (the reader says
+// why then; a FIFO is not opened here).
+func NotParquet(path string) string {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	if st.Size() < 12 {
+		return fmt.Sprintf("%d bytes, fewer than the 12 of an empty Parquet file (a truncated download?)", st.Size())
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return ""
-	}
-	if st.Size() < 12 {
-		return fmt.Sprintf("%d bytes, fewer than the 12 of an empty Parquet file (a truncated download?)", st.Size())
-	}
-	var head, tail [4]byte
+	var head [4]byte
+	var end [8]byte
 	if _, err := f.ReadAt(head[:], 0); err != nil {
 		return ""
 	}
-	if _, err := f.ReadAt(tail[:], st.Size()-4); err != nil {
+	if _, err := f.ReadAt(end[:], st.Size()-8); err != nil {
 		return ""
 	}
-	var size [4]byte
-	if _, err := f.ReadAt(size[:], st.Size()-8); err != nil {
-		return ""
-	}
-	switch footer := int64(binary.LittleEndian.Uint32(size[:])); {
-	case string(tail[:]) == "PARE":
+	tail := end[4:]
+	switch footer := int64(binary.LittleEndian.Uint32(end[:4])); {
+	case string(tail) == "PARE":
 		return "its footer is encrypted, which agora does not read"
 	case string(head[:]) != "PAR1":
 		return fmt.Sprintf("it does not start with PAR1 but %q (another format?)", head[:])
-	case string(tail[:]) != "PAR1":
+	case string(tail) != "PAR1":
 		return "it starts with PAR1 but does not end with it (a truncated or damaged download?)"
 	case footer > st.Size()-12:
 		return fmt.Sprintf("its footer would be %d bytes, more than the file holds (%d)", footer, st.Size())
@@ -1245,8 +1237,8 @@ func kindNote(have, want arrow.DataType) string {
 	return fmt.Sprintf("its %s read as text", h)
 }
 
-// leafKind names the kind of t's values (through lists, maps' values and
-// a struct's first field), or "" for another type.
+// leafKind names the kind of t's values (through dictionaries, lists and
+// maps' values), or "" for a struct or another type.
 func leafKind(t arrow.DataType) string {
 	switch t := t.(type) {
 	case *arrow.DictionaryType:

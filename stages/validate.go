@@ -118,8 +118,8 @@ func (v *Validate) add(in *arrow.Schema, r config.Rule) error {
 			return fmt.Errorf("equal: columns %s (%s) and %s (%s) cannot be compared", r.Equal.Columns[0], config.FormatType(a), r.Equal.Columns[1], config.FormatType(b))
 		}
 		tol := r.Equal.Tolerance
-		integers := isIntegerType(a) && isIntegerType(b)
 		aInt, bInt := isIntegerType(a), isIntegerType(b)
+		integers := aInt && bInt
 		v.rules = append(v.rules, rule{name: "equal", check: func(b arrow.RecordBatch, i int) (string, string) {
 			x, y := b.Column(idx[0]), b.Column(idx[1])
 			if x.IsNull(i) || y.IsNull(i) {
