@@ -109,6 +109,21 @@ type envelope struct {
 	err error
 }
 
+// fail records err, the error of e's chunk, in e (its batches let go)
+// for the sequencer to return in turn; it returns err itself when the
+// run is already cancelled, which ends the worker.
+func (e *envelope) fail(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	e.release()
+	if ctx.Err() != nil {
+		return err
+	}
+	e.err = err
+	return nil
+}
+
 func (e *envelope) release() {
 	if e.batch != nil {
 		e.batch.Release()
@@ -216,27 +231,17 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 	// Decoders.
 	startWorkers(g, workers, chans[0], func() error {
 		for e := range chunks {
-			if e.err != nil {
-				if err := send(chans[0], e); err != nil {
+			// An envelope with an error (the reader's, or its chunk's)
+			// goes on as it is, for the sequencer to return in turn.
+			if e.err == nil {
+				b, err := decode(gctx, t, e)
+				e.batch = b // nil with an error
+				if err := e.fail(gctx, err); err != nil {
 					return err
 				}
-				continue
-			}
-			b, err := decode(gctx, t, e)
-			if err != nil {
-				e.release()
-				if gctx.Err() != nil {
-					return err
+				if e.err == nil && t.CountAfter == 0 {
+					count(e)
 				}
-				e.err = err
-				if err := send(chans[0], e); err != nil {
-					return err
-				}
-				continue
-			}
-			e.batch = b
-			if t.CountAfter == 0 {
-				count(e)
 			}
 			if err := send(chans[0], e); err != nil {
 				return err
@@ -253,22 +258,12 @@ func Run(ctx context.Context, t Table) (st Stats, err error) {
 		startWorkers(g, workers, out, func() error {
 			for e := range in {
 				if e.err == nil {
-					if err := process(gctx, t.Name, name, stage, e); err != nil {
-						e.release()
-						if gctx.Err() != nil {
-							return err
-						}
-						e.err = err
-					}
-				}
-				if e.err != nil {
-					if err := send(out, e); err != nil {
+					if err := e.fail(gctx, process(gctx, t.Name, name, stage, e)); err != nil {
 						return err
 					}
-					continue
-				}
-				if counted {
-					count(e)
+					if e.err == nil && counted {
+						count(e)
+					}
 				}
 				if err := send(out, e); err != nil {
 					return err
