@@ -43,8 +43,14 @@ func safeRel(p string) bool {
 	if p == "" || strings.HasPrefix(p, "/") || strings.Contains(p, `\`) {
 		return false
 	}
+	return !leavesRoot(p)
+}
+
+// leavesRoot reports whether the relative slash path p leads out of its
+// root (.. past its start).
+func leavesRoot(p string) bool {
 	c := path.Clean(p)
-	return c != ".." && !strings.HasPrefix(c, "../")
+	return c == ".." || strings.HasPrefix(c, "../")
 }
 
 func (c *Config) validateFetch(p string, files []*FetchFile, add addFunc) {

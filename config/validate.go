@@ -258,7 +258,7 @@ func (c *Config) validateInput(p string, in *Input, add addFunc) {
 		// It was joined under the data root all the same; and the
 		// manifest names inputs by this path, the same on every machine.
 		add(p+".path", ErrInvalid, "%q: input paths are relative to the data root (data:, or --data); put the file under it, or point the data root at its folder", in.Path)
-	} else if c := filepath.ToSlash(filepath.Clean(in.Path)); c == ".." || strings.HasPrefix(c, "../") {
+	} else if leavesRoot(filepath.ToSlash(in.Path)) {
 		// As an absolute path: the manifest would name a file outside the
 		// data root, which another machine's data root does not hold.
 		add(p+".path", ErrInvalid, "%q leads out of the data root (data:, or --data); put the file under it, or point the data root at its folder", in.Path)
