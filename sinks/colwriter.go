@@ -3,8 +3,10 @@ package sinks
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"reflect"
 	"runtime"
 	"sync"
@@ -20,6 +22,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/agora-etl/agora/internal/arrowx"
+	"github.com/agora-etl/agora/internal/pqenc"
 )
 
 // rowGroupWriter writes a Parquet file one row group at a time. A row
@@ -48,8 +51,20 @@ func newRowGroupWriter(schema *arrow.Schema, w io.Writer, props *parquet.WriterP
 		}
 		return pqarrowWriter{pw, schema}, nil
 	}
+	if useEncoder {
+		ew, err := newEncWriter(schema, leaves, w, props, arrowProps)
+		if err == nil {
+			return ew, nil
+		}
+		if !errors.Is(err, pqenc.ErrUnsupported) {
+			return nil, err
+		}
+	}
 	return newColumnsWriter(schema, leaves, w, props, arrowProps)
 }
+
+// useEncoder writes files through agora's own column encoder.
+var useEncoder = os.Getenv("AGORA_ENCODER") == "agora"
 
 // pqarrowWriter writes a row group through pqarrow, column after column.
 type pqarrowWriter struct {

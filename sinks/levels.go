@@ -422,3 +422,17 @@ func (p *leafPath) emit(sc *levelScratch, d, r int16) {
 		sc.rep = append(sc.rep, r)
 	}
 }
+
+// leafType returns the Arrow type of the leaf the path leads to, dt being
+// the type of its batch column.
+func (p *leafPath) leafType(dt arrow.DataType) arrow.DataType {
+	for _, s := range p.steps {
+		switch s.kind {
+		case stepList:
+			dt = dt.(arrow.ListLikeType).ElemField().Type
+		case stepStruct:
+			dt = dt.(*arrow.StructType).Field(s.child).Type
+		}
+	}
+	return dt
+}
