@@ -67,6 +67,14 @@ type Config struct {
 type Writer struct {
 	// Compression is the page codec: zstd or snappy.
 	Compression string `yaml:"compression"`
+	// Encoder is what encodes the pages and footer: agora (its own column
+	// encoder, internal/pqenc: pages in buffers reused from row group to
+	// row group, 20-30% less CPU and no growth of memory with row groups)
+	// or arrow-go (arrow-go's column writers, as before). Both write the
+	// same schema, metadata, encodings, pages sizes and statistics, and
+	// the tables read back equal; the bytes differ. A schema with a type
+	// agora's encoder does not write is written through arrow-go.
+	Encoder string `yaml:"encoder"`
 	// CompressionLevel is the zstd level (1 fastest .. 22 best; klauspost
 	// maps it onto four speeds).
 	CompressionLevel int `yaml:"compression_level"`

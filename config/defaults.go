@@ -53,6 +53,7 @@ const (
 // tables with many partitions.
 var DefaultWriter = Writer{
 	Compression:      "zstd",
+	Encoder:          "agora",
 	CompressionLevel: 1,
 	RowGroupRows:     64 << 10,
 	RowGroupBytes:    16 << 20,
@@ -122,6 +123,9 @@ func (c *Config) applyDefaults() {
 func mergeWriter(base, over Writer) Writer {
 	if over.Compression != "" {
 		base.Compression = over.Compression
+	}
+	if over.Encoder != "" {
+		base.Encoder = over.Encoder
 	}
 	if over.CompressionLevel != 0 {
 		base.CompressionLevel = over.CompressionLevel

@@ -141,6 +141,9 @@ func (c *Config) validateWriter(path string, w Writer, add addFunc) {
 	default:
 		add(path+".compression", ErrInvalid, "must be zstd or snappy (readable by Spark and DuckDB), got %q", w.Compression)
 	}
+	if w.Encoder != "agora" && w.Encoder != "arrow-go" {
+		add(path+".encoder", ErrInvalid, "must be agora or arrow-go, got %q", w.Encoder)
+	}
 	for _, f := range []struct {
 		name string
 		v    int64
@@ -160,6 +163,7 @@ func ownWriterErrors(over Writer, add addFunc) addFunc {
 	own := map[string]bool{
 		"compression":       over.Compression != "",
 		"compression_level": over.CompressionLevel != 0 || over.Compression != "",
+		"encoder":           over.Encoder != "",
 		"row_group_rows":    over.RowGroupRows != 0,
 		"row_group_bytes":   over.RowGroupBytes != 0,
 		"data_page_bytes":   over.DataPageBytes != 0,

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"runtime"
 	"sync"
@@ -42,7 +41,10 @@ type rowGroupWriter interface {
 // pqarrow's own writer when the schema holds a type the column-parallel
 // writer does not walk (dictionary, fixed-size list, extension types):
 // both write the same bytes.
-func newRowGroupWriter(schema *arrow.Schema, w io.Writer, props *parquet.WriterProperties, arrowProps pqarrow.ArrowWriterProperties) (rowGroupWriter, error) {
+//
+// With encoder "agora" it returns agora's own encoder (encWriter) where
+// that writes every leaf's type, else the column-parallel writer.
+func newRowGroupWriter(schema *arrow.Schema, w io.Writer, props *parquet.WriterProperties, arrowProps pqarrow.ArrowWriterProperties, encoder string) (rowGroupWriter, error) {
 	leaves, err := pathsToLeaves(schema)
 	if err != nil {
 		pw, err := pqarrow.NewFileWriter(schema, w, props, arrowProps)
@@ -51,7 +53,7 @@ func newRowGroupWriter(schema *arrow.Schema, w io.Writer, props *parquet.WriterP
 		}
 		return pqarrowWriter{pw, schema}, nil
 	}
-	if useEncoder {
+	if encoder == "agora" {
 		ew, err := newEncWriter(schema, leaves, w, props, arrowProps)
 		if err == nil {
 			return ew, nil
@@ -63,8 +65,6 @@ func newRowGroupWriter(schema *arrow.Schema, w io.Writer, props *parquet.WriterP
 	return newColumnsWriter(schema, leaves, w, props, arrowProps)
 }
 
-// useEncoder writes files through agora's own column encoder.
-var useEncoder = os.Getenv("AGORA_ENCODER") == "agora"
 
 // pqarrowWriter writes a row group through pqarrow, column after column.
 type pqarrowWriter struct {

@@ -117,7 +117,7 @@ func writeBoth(t *testing.T, mem memory.Allocator, schema *arrow.Schema, w confi
 		t.Fatal(err)
 	}
 	writeGroups(t, pqarrowWriter{pw, schema}, groups)
-	cw, err := newRowGroupWriter(schema, &b, props, arrowProps)
+	cw, err := newRowGroupWriter(schema, &b, props, arrowProps, "arrow-go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -539,7 +539,7 @@ func TestColumnsWriterFailedRowGroup(t *testing.T) {
 func newTestRowGroupWriter(t *testing.T, schema *arrow.Schema, mem memory.Allocator) rowGroupWriter {
 	t.Helper()
 	props, arrowProps := writerProps(config.DefaultWriter, schema, mem)
-	rw, err := newRowGroupWriter(schema, new(bytes.Buffer), props, arrowProps)
+	rw, err := newRowGroupWriter(schema, new(bytes.Buffer), props, arrowProps, "arrow-go")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -156,7 +156,7 @@ func newFileWriter(fs FS, dir, name string, schema *arrow.Schema, w config.Write
 	// small writes (headers, footer). Every open partition has one.
 	fw.buf = bufio.NewWriterSize(f, 64<<10)
 	props, arrowProps := writerProps(w, schema, mem)
-	pw, err := newRowGroupWriter(schema, countingWriter{fw}, props, arrowProps)
+	pw, err := newRowGroupWriter(schema, countingWriter{fw}, props, arrowProps, w.Encoder)
 	if err != nil {
 		f.Close()
 		fs.Remove(fw.tmp)
