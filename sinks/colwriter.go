@@ -65,7 +65,6 @@ func newRowGroupWriter(schema *arrow.Schema, w io.Writer, props *parquet.WriterP
 	return newColumnsWriter(schema, leaves, w, props, arrowProps)
 }
 
-
 // pqarrowWriter writes a row group through pqarrow, column after column.
 type pqarrowWriter struct {
 	fw     *pqarrow.FileWriter

@@ -181,7 +181,9 @@ func BenchmarkRowGroupWriter(b *testing.B) {
 		pw, err := pqarrow.NewFileWriter(colwriterSchema, &buf, props, arrowProps)
 		return pqarrowWriter{pw, colwriterSchema}, err
 	}
-	columnsW := func() (rowGroupWriter, error) { return newRowGroupWriter(colwriterSchema, &buf, props, arrowProps, "arrow-go") }
+	columnsW := func() (rowGroupWriter, error) {
+		return newRowGroupWriter(colwriterSchema, &buf, props, arrowProps, "arrow-go")
+	}
 	old := parallelMin
 	defer func() { parallelMin = old }()
 	var base, serial, parallel time.Duration

@@ -117,10 +117,7 @@ func (e *Encoder) Write(values arrow.Array, def, rep []int16) error {
 	if c.MaxRep > 0 && len(rep) != len(def) {
 		return fmt.Errorf("%d repetition levels for %d definition levels", len(rep), len(def))
 	}
-	slotDef := c.MaxDef
-	if c.LeafOptional {
-		slotDef--
-	}
+	slotDef := c.SlotDef
 	slot := 0
 	for lo := 0; lo < len(def); {
 		hi := min(lo+pageCheck, len(def))
@@ -156,7 +153,7 @@ func (e *Encoder) Write(values arrow.Array, def, rep []int16) error {
 				if slot+(j-k) > n {
 					return fmt.Errorf("levels call for more than the %d values given", n)
 				}
-				if values.NullN() > 0 {
+				if values.NullN() > 0 && !c.leafRequired {
 					for s := slot; s < slot+(j-k); s++ {
 						if values.IsNull(s) {
 							return fmt.Errorf("value %d is null where its level says it is set", s)
@@ -176,9 +173,8 @@ func (e *Encoder) Write(values arrow.Array, def, rep []int16) error {
 		lo = hi
 		e.maybeFlush()
 	}
-	if slot != n {
-		return fmt.Errorf("levels call for %d values, %d given", slot, n)
-	}
+	// Values past the last the levels call for are left, as arrow-go
+	// leaves them (the values under a null list at the end of a batch).
 	return nil
 }
 

@@ -30,9 +30,14 @@ type Column struct {
 	// MaxDef and MaxRep are the leaf's maximum definition and repetition
 	// levels.
 	MaxDef, MaxRep int16
-	// LeafOptional is set when the leaf node itself is OPTIONAL: its nulls
-	// have a slot in the values.
-	LeafOptional bool
+	// SlotDef is the definition level from which a level has a slot in
+	// the values given to Write (a value or a null): that of the
+	// innermost list's elements, 0 without lists (a struct's children
+	// have a slot for every row of the struct, null or not).
+	SlotDef int16
+	// leafRequired: the leaf is REQUIRED, so its values are written as
+	// they are, whatever an Arrow validity bitmap says (as arrow-go does).
+	leafRequired bool
 	// Dictionary encodes the values through a dictionary page (byte
 	// arrays only); the dictionary never falls back to PLAIN.
 	Dictionary bool
@@ -75,7 +80,8 @@ func Columns(sc *schema.Schema, leafTypes []arrow.DataType, props *parquet.Write
 		c := Column{
 			MaxDef:       d.MaxDefinitionLevel(),
 			MaxRep:       d.MaxRepetitionLevel(),
-			LeafOptional: d.SchemaNode().RepetitionType() == parquet.Repetitions.Optional,
+			SlotDef:      slotDef(d.SchemaNode()),
+			leafRequired: d.SchemaNode().RepetitionType() == parquet.Repetitions.Required,
 			Dictionary:   props.DictionaryEnabledFor(path),
 			Stats:        props.StatisticsEnabledFor(path),
 			MaxStatsSize: int(props.MaxStatsSizeFor(path)),
@@ -487,3 +493,23 @@ func writeNode(t *tw, n schema.Node, root bool) {
 
 // ColumnPath returns leaf column i's dotted path.
 func (f *FileWriter) ColumnPath(i int) string { return f.sc.Column(i).Path() }
+
+// slotDef returns the definition level of the elements of the innermost
+// repeated node above (or at) leaf, 0 when there is none.
+func slotDef(leaf schema.Node) int16 {
+	var path []schema.Node
+	for n := leaf; n != nil && n.Parent() != nil; n = n.Parent() {
+		path = append(path, n)
+	}
+	var def, slot int16
+	for i := len(path) - 1; i >= 0; i-- {
+		switch path[i].RepetitionType() {
+		case parquet.Repetitions.Optional:
+			def++
+		case parquet.Repetitions.Repeated:
+			def++
+			slot = def
+		}
+	}
+	return slot
+}
