@@ -213,21 +213,7 @@ func testSameBytes(t *testing.T, nullEvery int, rows []int, slice bool, setW fun
 // batch of each size in rows; with slice, each batch of more than 4 rows
 // is cut to a slice that starts at row 2 (an offset not 0).
 func randGroups(rng *rand.Rand, mem memory.Allocator, n int, rows []int, nullEvery int, slice bool) [][]arrow.RecordBatch {
-	var groups [][]arrow.RecordBatch
-	for g := 0; g < n; g++ {
-		var batches []arrow.RecordBatch
-		for _, k := range rows {
-			b := randBatch(rng, mem, colwriterSchema, k, nullEvery)
-			if slice && k > 4 {
-				s := b.NewSlice(2, int64(k-1))
-				b.Release()
-				b = s
-			}
-			batches = append(batches, b)
-		}
-		groups = append(groups, batches)
-	}
-	return groups
+	return randGroupsOf(rng, mem, colwriterSchema, n, rows, nullEvery, slice)
 }
 
 // releaseGroups releases every batch of groups.

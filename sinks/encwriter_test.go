@@ -114,7 +114,9 @@ func TestEncoderReadsBackAsArrowGo(t *testing.T) {
 	}
 }
 
-// randGroupsOf is randGroups over any schema.
+// randGroupsOf builds n row groups of random batches of schema, one
+// batch of each size in rows; with slice, each batch of more than 4 rows
+// is cut to a slice that starts at row 2 (an offset not 0).
 func randGroupsOf(rng *rand.Rand, mem memory.Allocator, schema *arrow.Schema, n int, rows []int, nullEvery int, slice bool) [][]arrow.RecordBatch {
 	var groups [][]arrow.RecordBatch
 	for range n {
