@@ -44,7 +44,7 @@ type Config struct {
 	// container, or else the machine's RAM), where it would be killed for
 	// its memory: a limit configured above that starts there, and at that
 	// ceiling the collector works harder instead (both logged as
-	// warnings). 0 means the default (270 MiB); -1 leaves the runtime's
+	// warnings). 0 means the default (256 MiB); -1 leaves the runtime's
 	// own setting; any other value must be at least 32 MiB. The GOMEMLIMIT
 	// environment variable, when set, wins.
 	MemoryLimit int64 `yaml:"memory_limit"`

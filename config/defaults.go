@@ -19,18 +19,20 @@ const (
 	// DefaultChannelDepth is the capacity of each inter-stage channel.
 	DefaultChannelDepth = 2
 	// DefaultMemoryLimit is the Go runtime's soft memory limit, chosen to
-	// keep a run under 300 MB resident where its live data allows: 270 MiB
-	// is 283 MB, and the heap, the runtime's own memory and agora's pools
-	// all count against it. Where the live data is near the limit or above
-	// it (Habermas at 10× rows or with ten-times-longer texts, 190–250 MB
-	// live with the bench's four tables, up to 340 MB with all five), the
-	// watcher raises it within about a second, and memory then follows the
-	// live data. Against the 416 MiB it replaced, taking turns: CrowdRAG-25
-	// at 10× 283 against 356 MB for 0–2% more CPU (three series), at 50×
-	// 283 against 426 MB for 9% more (page faults, as the scavenger hands
-	// back pages the next batches fault in again), Habermas at 1× 278
-	// against 367 MB for 0–4%, at 10× rows about the same memory and CPU.
-	DefaultMemoryLimit = 270 << 20
+	// keep a run under 300 MB resident where its live data allows: 256 MiB
+	// is 268 MB, and the heap, the runtime's own memory and agora's pools
+	// all count against it; the binary's own pages (about 30 MB) come on
+	// top. Where the live data is near the limit or above it, the watcher
+	// raises it within about a second, and memory then follows the live
+	// data. It was 270 MiB until agora wrote its own Parquet pages
+	// (internal/pqenc); with them the heap fills to the limit at Habermas
+	// 10× rows and 1w10 and CrowdRAG-25 50× without a raise, and 270 MiB
+	// peaked at 282-289 MiB, 296-303 MB. At 256 MiB, taking turns (3
+	// runs each): Habermas 10× rows 271-274 MiB against 285-289 for 4%
+	// more CPU, CrowdRAG-25 at 10× 261-266 against 269-279 at the same
+	// CPU. 250 MiB gave 260-269 MiB for 8-11% more CPU at Habermas 10×
+	// rows and 1w10. Before the 270 MiB it was 416 MiB.
+	DefaultMemoryLimit = 256 << 20
 	// DefaultMaxLineBytes accepts lines far longer than any real one
 	// (CrowdRAG-25 responses reach 43 KB).
 	DefaultMaxLineBytes = 256 << 20
