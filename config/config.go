@@ -68,12 +68,14 @@ type Writer struct {
 	// Compression is the page codec: zstd or snappy.
 	Compression string `yaml:"compression"`
 	// Encoder is what encodes the pages and footer: agora (its own column
-	// encoder, internal/pqenc: pages in buffers reused from row group to
-	// row group, 20-30% less CPU and no growth of memory with row groups)
-	// or arrow-go (arrow-go's column writers, as before). Both write the
-	// same schema, metadata, encodings, pages sizes and statistics, and
-	// the tables read back equal; the bytes differ. A schema with a type
-	// agora's encoder does not write is written through arrow-go.
+	// encoder, internal/pqenc, whose page buffers are reused from row
+	// group to row group: at Habermas 10x rows a third less CPU and no
+	// raise of the memory limit, at CrowdRAG-25 10x a sixth less CPU) or
+	// arrow-go (arrow-go's column writers, as before). Both write the
+	// same schema, metadata, encodings, page sizes and chunk statistics,
+	// and the tables read back equal; the bytes differ (agora writes no
+	// statistics in page headers). A schema with a type agora's encoder
+	// does not write is written through arrow-go.
 	Encoder string `yaml:"encoder"`
 	// CompressionLevel is the zstd level (1 fastest .. 22 best; klauspost
 	// maps it onto four speeds).

@@ -8,8 +8,6 @@ import (
 	"io"
 	"reflect"
 	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -146,13 +144,6 @@ func (c *columnsWriter) WriteRowGroup(batches []arrow.RecordBatch) error {
 	if err != nil {
 		return err
 	}
-	var (
-		next   atomic.Int64
-		failed atomic.Bool
-		wg     sync.WaitGroup
-	)
-	workers := min(c.workers, len(c.leaves))
-	errs := make([]error, workers)
 	primed := make([]*primedPage, len(c.leaves))
 	defer func() {
 		// Pages Close did not ask for (it failed part-way) are let go.
@@ -162,44 +153,25 @@ func (c *columnsWriter) WriteRowGroup(batches []arrow.RecordBatch) error {
 			}
 		}
 	}()
-	for w := range workers {
-		wg.Go(func() {
-			defer func() {
-				if r := recover(); r != nil {
-					errs[w] = fmt.Errorf("internal error encoding a column: %v", r)
-					failed.Store(true)
-				}
-			}()
-			ctx := pqarrow.NewArrowWriteContext(context.Background(), &c.arrowProps)
-			var sc levelScratch
-			for !failed.Load() {
-				i := int(next.Add(1) - 1)
-				if i >= len(c.leaves) {
-					return
-				}
-				p, err := c.writeLeaf(ctx, rg, i, batches, &sc)
-				if err != nil {
-					errs[w] = err
-					failed.Store(true)
-					return
-				}
-				primed[i] = p
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			// The row group's close would refuse columns of unequal
-			// lengths before closing any; close them here, so that their
-			// buffers go back to the allocator with the abandoned file.
-			for i := range min(int(next.Load()), len(c.leaves)) {
-				if cw, cerr := rg.Column(i); cerr == nil {
-					cw.Close()
-				}
-			}
+	taken, err := eachColumn(len(c.leaves), c.workers, func() (func(int) error, func()) {
+		ctx := pqarrow.NewArrowWriteContext(context.Background(), &c.arrowProps)
+		var sc levelScratch
+		return func(i int) error {
+			p, err := c.writeLeaf(ctx, rg, i, batches, &sc)
+			primed[i] = p
 			return err
+		}, nil
+	})
+	if err != nil {
+		// The row group's close would refuse columns of unequal lengths
+		// before closing any; close them here, so that their buffers go
+		// back to the allocator with the abandoned file.
+		for i := range taken {
+			if cw, cerr := rg.Column(i); cerr == nil {
+				cw.Close()
+			}
 		}
+		return err
 	}
 	return rg.Close()
 }

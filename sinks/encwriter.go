@@ -2,12 +2,10 @@ package sinks
 
 import (
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -106,6 +104,9 @@ func (e *encWriter) WriteRowGroup(batches []arrow.RecordBatch) error {
 	return e.fw.EndRowGroup()
 }
 
+// writeParallel encodes the row group's columns on workers goroutines,
+// each with an encoder of the shared pool, keeps each column's pages in a
+// pooled buffer, and writes them in order once all are encoded.
 func (e *encWriter) writeParallel(batches []arrow.RecordBatch, workers int) error {
 	bufs := make([]*chunkBuf, len(e.leaves))
 	metas := make([]pqenc.Chunk, len(e.leaves))
@@ -116,46 +117,25 @@ func (e *encWriter) writeParallel(batches []arrow.RecordBatch, workers int) erro
 			}
 		}
 	}()
-	var (
-		next   atomic.Int64
-		failed atomic.Bool
-		wg     sync.WaitGroup
-	)
-	errs := make([]error, workers)
-	for w := range workers {
-		wg.Go(func() {
-			defer func() {
-				if r := recover(); r != nil {
-					errs[w] = fmt.Errorf("internal error encoding a column: %v", r)
-					failed.Store(true)
-				}
-			}()
-			enc := encoders.Get().(*pqenc.Encoder)
-			defer encoders.Put(enc)
-			var sc levelScratch
-			for !failed.Load() {
-				i := int(next.Add(1) - 1)
-				if i >= len(e.leaves) {
-					return
-				}
-				c, err := e.encode(enc, i, batches, &sc)
-				if err != nil {
-					errs[w] = err
-					failed.Store(true)
-					return
-				}
-				// The encoder's chunk is reused by its next column: keep a
-				// copy of its pages until the row group is written.
-				b := chunkBufs.Get().(*chunkBuf)
-				b.dict = append(b.dict[:0], c.Dict...)
-				b.data = append(b.data[:0], c.Data...)
-				bufs[i] = b
-				metas[i] = c.WithPages(b.dict, b.data)
+	_, err := eachColumn(len(e.leaves), workers, func() (func(int) error, func()) {
+		enc := encoders.Get().(*pqenc.Encoder)
+		var sc levelScratch
+		return func(i int) error {
+			c, err := e.encode(enc, i, batches, &sc)
+			if err != nil {
+				return err
 			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+			// The encoder's chunk is reused by its next column: keep a
+			// copy of its pages until the row group is written.
+			b := chunkBufs.Get().(*chunkBuf)
+			b.dict = append(b.dict[:0], c.Dict...)
+			b.data = append(b.data[:0], c.Data...)
+			bufs[i] = b
+			metas[i] = c.WithPages(b.dict, b.data)
+			return nil
+		}, func() { encoders.Put(enc) }
+	})
+	if err != nil {
 		return err
 	}
 	for i := range metas {
