@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
@@ -149,13 +150,16 @@ func BenchmarkTableWrite(b *testing.B) {
 
 // BenchmarkRowGroupWriter writes the same four row groups (2,000 random
 // rows of every column kind each, texts with dictionaries) with pqarrow's
-// FileWriter, the baseline, and with the columns writer serial and
-// column-parallel, taking turns in every iteration: MB/s of Arrow input
-// for each, and each one's time against pqarrow's (x_pqarrow).
+// FileWriter, the baseline, with arrow-go's column writers serial and
+// column-parallel, and with agora's own encoder (writer.encoder: agora)
+// serial and column-parallel, taking turns in every iteration: MB/s of
+// Arrow input for each, each one's time against pqarrow's (x_pqarrow),
+// and the bytes each allocates per write (alloc_MB).
 func BenchmarkRowGroupWriter(b *testing.B) {
 	mem := memory.DefaultAllocator
 	rng := rand.New(rand.NewPCG(3, 3))
-	groups := randGroups(rng, mem, 4, []int{1000, 1000}, 6, false)
+	schema := encoderSchema
+	groups := randGroupsOf(rng, mem, schema, 4, []int{1000, 1000}, 6, false)
 	defer releaseGroups(groups)
 	var size int64
 	for _, g := range groups {
@@ -165,39 +169,59 @@ func BenchmarkRowGroupWriter(b *testing.B) {
 	}
 	w := config.DefaultWriter
 	w.Dictionary = []string{"text", "words", "ids"}
-	props, arrowProps := writerProps(w, colwriterSchema, mem)
+	props, arrowProps := writerProps(w, schema, mem)
 	var buf bytes.Buffer
-	write := func(newW func() (rowGroupWriter, error)) time.Duration {
+	type run struct {
+		d     time.Duration
+		alloc uint64
+	}
+	var ms runtime.MemStats
+	write := func(r *run, newW func() (rowGroupWriter, error)) {
 		buf.Reset()
+		runtime.ReadMemStats(&ms)
+		before := ms.TotalAlloc
 		start := time.Now()
 		rw, err := newW()
 		if err != nil {
 			b.Fatal(err)
 		}
 		writeGroups(b, rw, groups)
-		return time.Since(start)
+		r.d += time.Since(start)
+		runtime.ReadMemStats(&ms)
+		r.alloc += ms.TotalAlloc - before
 	}
 	pqarrowW := func() (rowGroupWriter, error) {
-		pw, err := pqarrow.NewFileWriter(colwriterSchema, &buf, props, arrowProps)
-		return pqarrowWriter{pw, colwriterSchema}, err
+		pw, err := pqarrow.NewFileWriter(schema, &buf, props, arrowProps)
+		return pqarrowWriter{pw, schema}, err
 	}
 	columnsW := func() (rowGroupWriter, error) {
-		return newRowGroupWriter(colwriterSchema, &buf, props, arrowProps, "arrow-go")
+		return newRowGroupWriter(schema, &buf, props, arrowProps, "arrow-go")
+	}
+	encW := func() (rowGroupWriter, error) {
+		return newRowGroupWriter(schema, &buf, props, arrowProps, "agora")
 	}
 	old := parallelMin
 	defer func() { parallelMin = old }()
-	var base, serial, parallel time.Duration
+	var base, serial, parallel, encSerial, encParallel run
 	for i := 0; i < b.N; i++ {
-		base += write(pqarrowW)
+		write(&base, pqarrowW)
 		parallelMin = 1 << 62
-		serial += write(columnsW)
+		write(&serial, columnsW)
+		write(&encSerial, encW)
 		parallelMin = 0
-		parallel += write(columnsW)
+		write(&parallel, columnsW)
+		write(&encParallel, encW)
 	}
-	mbs := func(d time.Duration) float64 { return float64(size) * float64(b.N) / 1e6 / d.Seconds() }
+	mbs := func(r run) float64 { return float64(size) * float64(b.N) / 1e6 / r.d.Seconds() }
+	allocMB := func(r run) float64 { return float64(r.alloc) / float64(b.N) / 1e6 }
 	b.ReportMetric(mbs(base), "pqarrow_MB/s")
 	b.ReportMetric(mbs(serial), "serial_MB/s")
 	b.ReportMetric(mbs(parallel), "parallel_MB/s")
-	b.ReportMetric(serial.Seconds()/base.Seconds(), "serial_x_pqarrow")
-	b.ReportMetric(parallel.Seconds()/base.Seconds(), "parallel_x_pqarrow")
+	b.ReportMetric(mbs(encSerial), "agora_serial_MB/s")
+	b.ReportMetric(mbs(encParallel), "agora_parallel_MB/s")
+	b.ReportMetric(encSerial.d.Seconds()/base.d.Seconds(), "agora_serial_x_pqarrow")
+	b.ReportMetric(allocMB(base), "pqarrow_alloc_MB")
+	b.ReportMetric(allocMB(encSerial), "agora_alloc_MB")
+	b.ReportMetric(serial.d.Seconds()/base.d.Seconds(), "serial_x_pqarrow")
+	b.ReportMetric(parallel.d.Seconds()/base.d.Seconds(), "parallel_x_pqarrow")
 }
