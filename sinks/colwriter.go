@@ -110,11 +110,9 @@ func newColumnsWriter(schema *arrow.Schema, leaves []leafPath, w io.Writer, prop
 		return nil, err
 	}
 	meta := make(metadata.KeyValueMetadata, 0)
-	md := schema.Metadata()
-	for i := 0; i < md.Len(); i++ {
-		meta.Append(md.Keys()[i], md.Values()[i])
+	for _, kv := range fileMetadata(schema, props) {
+		meta.Append(kv[0], kv[1])
 	}
-	meta.Append("ARROW:schema", base64.StdEncoding.EncodeToString(flight.SerializeSchema(elementNames(schema), props.Allocator())))
 	wr, err := file.NewParquetWriterWithError(w, pqschema.Root(), file.WithWriterProps(props), file.WithWriteMetadata(meta))
 	if err != nil {
 		return nil, err
@@ -185,7 +183,8 @@ func (c *columnsWriter) WriteRowGroup(batches []arrow.RecordBatch) error {
 var parallelMin int64 = 1 << 20
 
 // writeSerial writes a row group column after column, as pqarrow does.
-func (c *columnsWriter) writeSerial(batches []arrow.RecordBatch) error {
+func (c *columnsWriter) writeSerial(batches []arrow.RecordBatch) (err error) {
+	defer recoverColumn(&err)
 	rg, err := c.wr.AppendRowGroupChecked()
 	if err != nil {
 		return err
@@ -335,4 +334,16 @@ func elementName(f arrow.Field) arrow.Field {
 		f.Type = arrow.MapOfFields(elementName(t.KeyField()), elementName(t.ItemField()))
 	}
 	return f
+}
+
+// fileMetadata returns a file's key-value metadata as pqarrow.FileWriter
+// writes it: the Arrow schema's own metadata, then the Arrow schema
+// itself (list elements named "element", as in the Parquet schema).
+func fileMetadata(schema *arrow.Schema, props *parquet.WriterProperties) [][2]string {
+	var kv [][2]string
+	md := schema.Metadata()
+	for i := 0; i < md.Len(); i++ {
+		kv = append(kv, [2]string{md.Keys()[i], md.Values()[i]})
+	}
+	return append(kv, [2]string{"ARROW:schema", base64.StdEncoding.EncodeToString(flight.SerializeSchema(elementNames(schema), props.Allocator()))})
 }

@@ -1,14 +1,12 @@
 package sinks
 
 import (
-	"encoding/base64"
 	"fmt"
 	"io"
 	"runtime"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
@@ -25,9 +23,10 @@ import (
 // row group; at Habermas 10x rows those were 5 of the run's 13 GB of
 // allocation.
 type encWriter struct {
-	fw     *pqenc.FileWriter
-	cols   []pqenc.Column
-	leaves []leafPath
+	fw      *pqenc.FileWriter
+	cols    []pqenc.Column
+	leaves  []leafPath
+	workers int // goroutines for a row group of parallelMin or more
 }
 
 // encoders are the column encoders of every file, shared, so that what
@@ -59,22 +58,14 @@ func newEncWriter(schema *arrow.Schema, leaves []leafPath, w io.Writer, props *p
 	if err != nil {
 		return nil, err
 	}
-	// As pqarrow.NewFileWriter: the Arrow schema's metadata, then the
-	// Arrow schema itself (list elements named "element").
-	var kv [][2]string
-	md := schema.Metadata()
-	for i := 0; i < md.Len(); i++ {
-		kv = append(kv, [2]string{md.Keys()[i], md.Values()[i]})
-	}
-	kv = append(kv, [2]string{"ARROW:schema", base64.StdEncoding.EncodeToString(flight.SerializeSchema(elementNames(schema), props.Allocator()))})
-	fw, err := pqenc.NewFileWriter(w, pqschema, cols, kv, props.CreatedBy())
+	fw, err := pqenc.NewFileWriter(w, pqschema, cols, fileMetadata(schema, props), props.CreatedBy())
 	if err != nil {
 		return nil, err
 	}
-	return &encWriter{fw: fw, cols: cols, leaves: leaves}, nil
+	return &encWriter{fw: fw, cols: cols, leaves: leaves, workers: max(runtime.GOMAXPROCS(0), 1)}, nil
 }
 
-// WriteRowGroup encodes the row group's columns, at most GOMAXPROCS at a
+// WriteRowGroup encodes the row group's columns, at most workers at a
 // time (one goroutine for a row group under parallelMin), then writes
 // them in order.
 func (e *encWriter) WriteRowGroup(batches []arrow.RecordBatch) error {
@@ -86,8 +77,8 @@ func (e *encWriter) WriteRowGroup(batches []arrow.RecordBatch) error {
 	if err := e.fw.BeginRowGroup(rows); err != nil {
 		return err
 	}
-	if workers := runtime.GOMAXPROCS(0); workers > 1 && size >= parallelMin {
-		return e.writeParallel(batches, min(workers, len(e.leaves)))
+	if e.workers > 1 && size >= parallelMin {
+		return e.writeParallel(batches, e.workers)
 	}
 	enc := encoders.Get().(*pqenc.Encoder)
 	defer encoders.Put(enc)
@@ -146,8 +137,18 @@ func (e *encWriter) writeParallel(batches []arrow.RecordBatch, workers int) erro
 	return e.fw.EndRowGroup()
 }
 
-// encode encodes leaf column i of every batch with enc.
-func (e *encWriter) encode(enc *pqenc.Encoder, i int, batches []arrow.RecordBatch, sc *levelScratch) (*pqenc.Chunk, error) {
+// encode encodes leaf column i of every batch with enc. A panic is
+// returned as an error, and after an error enc lets go of the chunk, so
+// that it can go back to the pool.
+func (e *encWriter) encode(enc *pqenc.Encoder, i int, batches []arrow.RecordBatch, sc *levelScratch) (c *pqenc.Chunk, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("column %s: internal error encoding it: %v", e.fw.ColumnPath(i), r)
+		}
+		if err != nil {
+			enc.Abandon()
+		}
+	}()
 	lp := &e.leaves[i]
 	enc.Begin(&e.cols[i])
 	for _, b := range batches {
@@ -164,7 +165,7 @@ func (e *encWriter) encode(enc *pqenc.Encoder, i int, batches []arrow.RecordBatc
 			return nil, fmt.Errorf("column %s: %w", e.fw.ColumnPath(i), err)
 		}
 	}
-	c, err := enc.Finish()
+	c, err = enc.Finish()
 	if err != nil {
 		return nil, fmt.Errorf("column %s: %w", e.fw.ColumnPath(i), err)
 	}

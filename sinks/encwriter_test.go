@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -104,8 +105,12 @@ func TestEncoderReadsBackAsArrowGo(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, ok := ew.(*encWriter); !ok {
+				enc, ok := ew.(*encWriter)
+				if !ok {
 					t.Fatalf("writer.encoder agora gave %T, not agora's encoder", ew)
+				}
+				if mode == "parallel" {
+					enc.workers = 2 // whatever GOMAXPROCS the test runs with
 				}
 				writeGroups(t, ew, groups)
 				sameParquet(t, mem, want.Bytes(), got.Bytes())
@@ -245,4 +250,55 @@ func columnsEqual(a, b *arrow.Chunked) bool {
 		}
 	}
 	return true
+}
+
+// TestEncoderPanicIsAnError: a panic while a column is encoded (here in
+// its codec) is an error naming the column, serial or column-parallel,
+// and when two columns fail it is the lower column's, run after run; the
+// encoders that failed go back to the pool clean, so a file written next
+// is the same as before.
+func TestEncoderPanicIsAnError(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rng := rand.New(rand.NewPCG(5, 5))
+	groups := randGroupsOf(rng, mem, encoderSchema, 1, []int{300, 200}, 4, false)
+	defer releaseGroups(groups)
+	props, arrowProps := writerProps(config.DefaultWriter, encoderSchema, mem)
+	clean := func() []byte {
+		var b bytes.Buffer
+		rw, err := newRowGroupWriter(encoderSchema, &b, props, arrowProps, "agora")
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeGroups(t, rw, groups)
+		return b.Bytes()
+	}
+	want := clean()
+	for _, mode := range []string{"parallel", "serial"} {
+		t.Run(mode, func(t *testing.T) {
+			if mode == "parallel" {
+				withParallelMin(t, 0)
+			} else {
+				withParallelMin(t, 1<<62)
+			}
+			for range 20 {
+				rw, err := newRowGroupWriter(encoderSchema, new(bytes.Buffer), props, arrowProps, "agora")
+				if err != nil {
+					t.Fatal(err)
+				}
+				ew := rw.(*encWriter)
+				ew.workers = 2
+				for _, i := range []int{2, 5} {
+					ew.cols[i].Compress = func(dst, src []byte) []byte { panic("boom") }
+				}
+				err = ew.WriteRowGroup(groups[0])
+				if err == nil || !strings.Contains(err.Error(), "column "+ew.fw.ColumnPath(2)+": internal error encoding it: boom") {
+					t.Fatalf("got %v, want column %s's panic as an error", err, ew.fw.ColumnPath(2))
+				}
+			}
+			if got := clean(); !bytes.Equal(got, want) {
+				t.Fatal("a file written after the failed ones differs from one written before")
+			}
+		})
+	}
 }

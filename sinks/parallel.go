@@ -11,8 +11,10 @@ import (
 // goroutine and returns what encodes column i there (with the goroutine's
 // own scratch) and, if not nil, what to call when the goroutine is done.
 // The first error (a panic is one) stops every goroutine at its next
-// column; eachColumn returns how many columns were taken and the error of
-// the lowest-numbered goroutine that failed.
+// column; eachColumn returns how many columns were taken and, of the
+// columns that failed, the lowest one's error, so that the same bad row
+// group reports the same column from run to run. done is not called on
+// a goroutine that panicked.
 func eachColumn(n, workers int, worker func() (do func(i int) error, done func())) (taken int, err error) {
 	var (
 		next   atomic.Int64
@@ -20,38 +22,52 @@ func eachColumn(n, workers int, worker func() (do func(i int) error, done func()
 		wg     sync.WaitGroup
 	)
 	workers = max(min(workers, n), 1)
-	errs := make([]error, workers)
+	type failure struct {
+		col int
+		err error
+	}
+	fails := make([]failure, workers)
 	for w := range workers {
 		wg.Go(func() {
+			col := -1
 			defer func() {
 				if r := recover(); r != nil {
-					errs[w] = fmt.Errorf("internal error encoding a column: %v", r)
+					fails[w] = failure{col, fmt.Errorf("internal error encoding a column: %v", r)}
 					failed.Store(true)
 				}
 			}()
 			do, done := worker()
-			if done != nil {
-				defer done()
-			}
 			for !failed.Load() {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
+				col = int(next.Add(1) - 1)
+				if col >= n {
+					break
 				}
-				if err := do(i); err != nil {
-					errs[w] = err
+				if err := do(col); err != nil {
+					fails[w] = failure{col, err}
 					failed.Store(true)
-					return
+					break
 				}
+			}
+			if done != nil {
+				done()
 			}
 		})
 	}
 	wg.Wait()
 	taken = min(int(next.Load()), n)
-	for _, err := range errs {
-		if err != nil {
-			return taken, err
+	first := failure{col: n}
+	for _, f := range fails {
+		if f.err != nil && (first.err == nil || f.col < first.col) {
+			first = f
 		}
 	}
-	return taken, nil
+	return taken, first.err
+}
+
+// recoverColumn, deferred, turns a panic while encoding a column into
+// the error *err.
+func recoverColumn(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("internal error encoding a column: %v", r)
+	}
 }

@@ -33,12 +33,10 @@ type Chunk struct {
 
 	numValues         int64 // levels written (values and nulls)
 	uncompressed      int64 // bytes of the pages before compression, headers included
-	dataPages         int32
-	dictPageValues    int32
-	hasStats          bool
-	nullCount         int64
-	minVal, maxVal    []byte
-	dictionaryEncoded bool
+	dataPages      int32
+	hasStats       bool
+	nullCount      int64
+	minVal, maxVal []byte
 }
 
 // Encoder encodes the column chunks of one goroutine, one after another,
@@ -66,6 +64,7 @@ type Encoder struct {
 	nanOnly    bool   // every value seen was NaN
 
 	out Chunk
+	err error // a page header's, kept until Finish
 }
 
 // NewEncoder returns an encoder with empty buffers.
@@ -81,7 +80,18 @@ func (e *Encoder) Begin(c *Column) {
 	clear(e.dict)
 	e.dictPlain, e.dictN = e.dictPlain[:0], 0
 	e.minS, e.maxS, e.minN, e.maxN, e.seen, e.nanOnly = "", "", 0, 0, false, false
-	e.out = Chunk{Dict: e.out.Dict[:0], Data: e.out.Data[:0], dictionaryEncoded: c.Dictionary}
+	e.err = nil
+	e.out = Chunk{Dict: e.out.Dict[:0], Data: e.out.Data[:0], minVal: e.out.minVal[:0], maxVal: e.out.maxVal[:0]}
+}
+
+// Abandon lets go of the chunk being encoded (after an error or a panic):
+// the views into the caller's values, and the header writer's state, so
+// that the encoder can be reused.
+func (e *Encoder) Abandon() {
+	e.minS, e.maxS = "", ""
+	clear(e.dict)
+	e.hdr = newTW()
+	e.col = nil
 }
 
 // pageCheck is how many levels are added to a page between two checks of
@@ -403,6 +413,9 @@ func (e *Encoder) flushPage() {
 	h.i32(4, encRLE)
 	h.end()
 	h.end()
+	if h.err != nil && e.err == nil {
+		e.err = h.err
+	}
 	e.out.Data = append(e.out.Data, h.bytes()...)
 	e.out.Data = append(e.out.Data, body...)
 	e.out.uncompressed += int64(len(h.bytes()) + len(raw))
@@ -435,8 +448,8 @@ func (e *Encoder) compress(raw []byte) []byte {
 // statistics. The Chunk returned is valid until the next Begin.
 func (e *Encoder) Finish() (*Chunk, error) {
 	e.flushPage()
-	if err := e.hdr.err; err != nil {
-		return nil, err
+	if e.err != nil {
+		return nil, e.err
 	}
 	c := e.col
 	if c.Dictionary {
@@ -457,7 +470,6 @@ func (e *Encoder) Finish() (*Chunk, error) {
 		}
 		e.out.Dict = append(append(e.out.Dict, h.bytes()...), body...)
 		e.out.uncompressed += int64(len(h.bytes()) + len(e.dictPlain))
-		e.out.dictPageValues = e.dictN
 	}
 	e.out.hasStats = c.Stats
 	e.out.minVal, e.out.maxVal = e.out.minVal[:0], e.out.maxVal[:0]
