@@ -31,8 +31,8 @@ type Chunk struct {
 	// Data is the data pages, each a header and a body.
 	Data []byte
 
-	numValues         int64 // levels written (values and nulls)
-	uncompressed      int64 // bytes of the pages before compression, headers included
+	numValues      int64 // levels written (values and nulls)
+	uncompressed   int64 // bytes of the pages before compression, headers included
 	dataPages      int32
 	hasStats       bool
 	nullCount      int64
