@@ -34,7 +34,8 @@ type Chunk struct {
 	numValues      int64 // levels written (values and nulls)
 	uncompressed   int64 // bytes of the pages before compression, headers included
 	dataPages      int32
-	hasStats       bool
+	hasStats       bool // a Statistics struct (null count)
+	hasMinMax      bool // ... with a minimum and maximum ("" is one)
 	nullCount      int64
 	minVal, maxVal []byte
 }
@@ -395,6 +396,9 @@ func (e *Encoder) flushPage() {
 		raw = append(raw, e.vals...)
 	}
 	e.raw = raw
+	if len(raw) > math.MaxInt32 && e.err == nil {
+		e.err = fmt.Errorf("a page of %d bytes, past Parquet's 2 GiB: lower data_page_bytes", len(raw))
+	}
 	body := e.compress(raw)
 	enc := int32(encPlain)
 	if c.Dictionary {
@@ -453,6 +457,9 @@ func (e *Encoder) Finish() (*Chunk, error) {
 	}
 	c := e.col
 	if c.Dictionary {
+		if len(e.dictPlain) > math.MaxInt32 {
+			return nil, fmt.Errorf("a dictionary page of %d bytes, past Parquet's 2 GiB: lower row_group_bytes or leave the column out of dictionary", len(e.dictPlain))
+		}
 		body := e.compress(e.dictPlain)
 		h := e.hdr
 		h.reset()
@@ -471,14 +478,21 @@ func (e *Encoder) Finish() (*Chunk, error) {
 		e.out.Dict = append(append(e.out.Dict, h.bytes()...), body...)
 		e.out.uncompressed += int64(len(h.bytes()) + len(e.dictPlain))
 	}
-	e.out.hasStats = c.Stats
+	// A chunk of no levels has no statistics, as arrow-go writes it.
+	e.out.hasStats = c.Stats && e.out.numValues > 0
 	e.out.minVal, e.out.maxVal = e.out.minVal[:0], e.out.maxVal[:0]
-	if c.Stats && e.seen && !e.nanOnly {
+	e.out.hasMinMax = e.out.hasStats && e.seen && !e.nanOnly
+	if e.out.hasMinMax {
 		switch c.physical {
 		case physBytes:
+			// A minimum or maximum past MaxStatsSize drops both: arrow-go
+			// keeps the other, which pyarrow ignores and arrow-go's own
+			// reader reads with an empty maximum.
 			if len(e.minS) <= c.MaxStatsSize && len(e.maxS) <= c.MaxStatsSize {
 				e.out.minVal = append(e.out.minVal, e.minS...)
 				e.out.maxVal = append(e.out.maxVal, e.maxS...)
+			} else {
+				e.out.hasMinMax = false
 			}
 		case physInt32:
 			e.out.minVal = binary.LittleEndian.AppendUint32(e.out.minVal, uint32(e.minN))

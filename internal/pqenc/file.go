@@ -277,7 +277,7 @@ func (f *FileWriter) WriteChunk(c *Chunk) error {
 		dataPages:  c.dataPages,
 		dict:       len(c.Dict) > 0,
 		hasStats:   c.hasStats,
-		minMax:     c.hasStats && len(c.minVal)+len(c.maxVal) > 0,
+		minMax:     c.hasMinMax,
 		statsAt:    int32(len(f.stats)),
 		minLen:     int32(len(c.minVal)),
 		maxLen:     int32(len(c.maxVal)),
