@@ -102,9 +102,9 @@ const pageCheck = 128
 // Write adds one piece of the column: its leaf values and, for a column
 // with them, its definition and repetition levels (nil when the column
 // has none, one value per row then). values holds a slot for every level
-// at or past the leaf's own optional level, nulls included, as
-// pqarrow.WriteArrowToColumn takes them. The encoder reads values only
-// until Finish returns.
+// at or past the column's SlotDef, nulls included, as
+// pqarrow.WriteArrowToColumn takes them; slots past the last the levels
+// call for are left. The encoder reads values only until Finish returns.
 func (e *Encoder) Write(values arrow.Array, def, rep []int16) error {
 	c := e.col
 	n := values.Len()
