@@ -72,10 +72,12 @@ type Writer struct {
 	// group to row group: at Habermas 10x rows a third less CPU and no
 	// raise of the memory limit, at CrowdRAG-25 10x a sixth less CPU) or
 	// arrow-go (arrow-go's column writers, as before). Both write the
-	// same schema, metadata, encodings, page sizes and chunk statistics,
-	// and the tables read back equal; the bytes differ (agora writes no
-	// statistics in page headers). A schema with a type agora's encoder
-	// does not write is written through arrow-go.
+	// same schema, metadata, encodings and chunk statistics, and the
+	// tables read back equal; the bytes differ: agora writes no
+	// statistics in page headers, drops both string bounds where one is
+	// past 4 KiB, and ends data pages at other points under the same
+	// data_page_bytes. A schema with a type agora's encoder does not
+	// write is written through arrow-go.
 	Encoder string `yaml:"encoder"`
 	// CompressionLevel is the zstd level (1 fastest .. 22 best; klauspost
 	// maps it onto four speeds).

@@ -401,12 +401,21 @@ func (f *FileWriter) writeChunkMeta(t *tw, c *Column, m *chunkMeta) {
 	}
 	if m.hasStats {
 		t.structField(12)
-		t.i64(3, m.nullCount)
 		if m.minMax {
 			minV := f.stats[m.statsAt : m.statsAt+m.minLen]
 			maxV := f.stats[m.statsAt+m.minLen : m.statsAt+m.minLen+m.maxLen]
+			if c.physical != physBytes {
+				// The deprecated max and min too, as arrow-go writes them
+				// for signed orders: readers older than min_value and
+				// max_value read only these.
+				t.bin(1, maxV)
+				t.bin(2, minV)
+			}
+			t.i64(3, m.nullCount)
 			t.bin(5, maxV)
 			t.bin(6, minV)
+		} else {
+			t.i64(3, m.nullCount)
 		}
 		t.end()
 	}
