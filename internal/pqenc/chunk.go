@@ -205,21 +205,21 @@ func (e *Encoder) addValues(values arrow.Array, lo, hi int) error {
 			e.addBytes(unsafe.String(unsafe.SliceData(b), len(b)))
 		}
 	case *array.Int64:
-		e.addFixed64(a.Int64Values()[lo:hi], c.Stats, false)
+		addFixed(e, a.Int64Values()[lo:hi], c.Stats, false)
 	case *array.Timestamp:
 		v := a.TimestampValues()[lo:hi]
-		e.addFixed64(unsafe.Slice((*int64)(unsafe.SliceData(v)), len(v)), c.Stats, false)
+		addFixed(e, unsafe.Slice((*int64)(unsafe.SliceData(v)), len(v)), c.Stats, false)
 	case *array.Float64:
 		v := a.Float64Values()[lo:hi]
-		e.addFixed64(unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(v))), len(v)), c.Stats, true)
+		addFixed(e, unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(v))), len(v)), c.Stats, true)
 	case *array.Int32:
-		e.addFixed32(a.Int32Values()[lo:hi], c.Stats, false)
+		addFixed(e, a.Int32Values()[lo:hi], c.Stats, false)
 	case *array.Date32:
 		v := a.Date32Values()[lo:hi]
-		e.addFixed32(unsafe.Slice((*int32)(unsafe.SliceData(v)), len(v)), c.Stats, false)
+		addFixed(e, unsafe.Slice((*int32)(unsafe.SliceData(v)), len(v)), c.Stats, false)
 	case *array.Float32:
 		v := a.Float32Values()[lo:hi]
-		e.addFixed32(unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(v))), len(v)), c.Stats, true)
+		addFixed(e, unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(v))), len(v)), c.Stats, true)
 	case *array.Boolean:
 		for i := lo; i < hi; i++ {
 			v := a.Value(i)
@@ -275,56 +275,34 @@ func (e *Encoder) addBytes(v string) {
 	e.vals = append(e.vals, v...)
 }
 
-// addFixed64 adds 8-byte values, as floats when float is set.
-func (e *Encoder) addFixed64(v []int64, stats, float bool) {
-	e.vals = append(e.vals, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*8)...)
+// addFixed adds 4- or 8-byte values (their PLAIN bytes) and their
+// statistics, as floats when float is set (float32 or float64 bits).
+func addFixed[T int32 | int64](e *Encoder, v []T, stats, float bool) {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	e.vals = append(e.vals, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*size)...)
 	if !stats {
 		return
 	}
-	if float {
-		f := unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
-		for _, x := range f {
-			e.floatStat(x)
-		}
-		return
-	}
 	for _, x := range v {
-		if !e.seen {
-			e.minN, e.maxN, e.seen = uint64(x), uint64(x), true
+		if float {
+			if size == 4 {
+				e.floatStat(float64(math.Float32frombits(uint32(x))))
+			} else {
+				e.floatStat(math.Float64frombits(uint64(x)))
+			}
 			continue
 		}
-		if x < int64(e.minN) {
-			e.minN = uint64(x)
-		}
-		if x > int64(e.maxN) {
-			e.maxN = uint64(x)
-		}
-	}
-}
-
-// addFixed32 adds 4-byte values, as floats when float is set.
-func (e *Encoder) addFixed32(v []int32, stats, float bool) {
-	e.vals = append(e.vals, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*4)...)
-	if !stats {
-		return
-	}
-	if float {
-		f := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
-		for _, x := range f {
-			e.floatStat(float64(x))
-		}
-		return
-	}
-	for _, x := range v {
+		n := int64(x)
 		if !e.seen {
-			e.minN, e.maxN, e.seen = uint64(int64(x)), uint64(int64(x)), true
+			e.minN, e.maxN, e.seen = uint64(n), uint64(n), true
 			continue
 		}
-		if int64(x) < int64(e.minN) {
-			e.minN = uint64(int64(x))
+		if n < int64(e.minN) {
+			e.minN = uint64(n)
 		}
-		if int64(x) > int64(e.maxN) {
-			e.maxN = uint64(int64(x))
+		if n > int64(e.maxN) {
+			e.maxN = uint64(n)
 		}
 	}
 }
