@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet"
 )
 
 // Parquet's Thrift enum values (parquet.thrift) that the encoder writes.
@@ -461,8 +462,8 @@ func (e *Encoder) Finish() (*Chunk, error) {
 	e.out.minVal, e.out.maxVal = e.out.minVal[:0], e.out.maxVal[:0]
 	e.out.hasMinMax = e.out.hasStats && e.seen && !e.nanOnly
 	if e.out.hasMinMax {
-		switch c.physical {
-		case physBytes:
+		switch c.ptype {
+		case parquet.Types.ByteArray:
 			// A minimum or maximum past MaxStatsSize drops both: arrow-go
 			// keeps the other, which pyarrow ignores and arrow-go's own
 			// reader reads with an empty maximum.
@@ -472,16 +473,16 @@ func (e *Encoder) Finish() (*Chunk, error) {
 			} else {
 				e.out.hasMinMax = false
 			}
-		case physInt32:
+		case parquet.Types.Int32:
 			e.out.minVal = binary.LittleEndian.AppendUint32(e.out.minVal, uint32(e.minN))
 			e.out.maxVal = binary.LittleEndian.AppendUint32(e.out.maxVal, uint32(e.maxN))
-		case physFloat:
+		case parquet.Types.Float:
 			e.out.minVal = binary.LittleEndian.AppendUint32(e.out.minVal, math.Float32bits(float32(math.Float64frombits(e.minN))))
 			e.out.maxVal = binary.LittleEndian.AppendUint32(e.out.maxVal, math.Float32bits(float32(math.Float64frombits(e.maxN))))
-		case physInt64, physDouble:
+		case parquet.Types.Int64, parquet.Types.Double:
 			e.out.minVal = binary.LittleEndian.AppendUint64(e.out.minVal, e.minN)
 			e.out.maxVal = binary.LittleEndian.AppendUint64(e.out.maxVal, e.maxN)
-		case physBool:
+		case parquet.Types.Boolean:
 			e.out.minVal = append(e.out.minVal, byte(e.minN))
 			e.out.maxVal = append(e.out.maxVal, byte(e.maxN))
 		}

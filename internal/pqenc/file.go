@@ -12,18 +12,6 @@ import (
 	"github.com/apache/thrift/lib/go/thrift"
 )
 
-// physKind is a leaf's physical type, as the encoder handles it.
-type physKind uint8
-
-const (
-	physBool physKind = iota
-	physInt32
-	physInt64
-	physFloat
-	physDouble
-	physBytes
-)
-
 // Column is how one leaf column is encoded: its levels, encoding,
 // statistics, page size and compression.
 type Column struct {
@@ -52,10 +40,9 @@ type Column struct {
 	// pages uncompressed.
 	Compress func(dst, src []byte) []byte
 
-	codec    int32 // Parquet's CompressionCodec
-	physical physKind
-	ptype    parquet.Type
-	path     []string
+	codec int32 // Parquet's CompressionCodec
+	ptype parquet.Type
+	path  []string
 }
 
 // ErrUnsupported is wrapped by Columns when a leaf's Arrow or Parquet type
@@ -89,12 +76,10 @@ func Columns(sc *schema.Schema, leafTypes []arrow.DataType, props *parquet.Write
 			ptype:        d.PhysicalType(),
 			path:         d.ColumnPath(),
 		}
-		phys, ok := physOf(d.PhysicalType(), leafTypes[i])
-		if !ok {
+		if !writes(d.PhysicalType(), leafTypes[i]) {
 			return nil, fmt.Errorf("column %s: arrow %s as %s: %w", path, leafTypes[i], d.PhysicalType(), ErrUnsupported)
 		}
-		c.physical = phys
-		if c.Dictionary && phys != physBytes {
+		if c.Dictionary && c.ptype != parquet.Types.ByteArray {
 			return nil, fmt.Errorf("column %s: a dictionary of %s: %w", path, d.PhysicalType(), ErrUnsupported)
 		}
 		switch codec := props.CompressionFor(path); codec {
@@ -119,27 +104,27 @@ func Columns(sc *schema.Schema, leafTypes []arrow.DataType, props *parquet.Write
 	return cols, nil
 }
 
-// physOf returns how an Arrow leaf type is written as Parquet physical
-// type t, and whether the encoder writes it.
-func physOf(t parquet.Type, dt arrow.DataType) (physKind, bool) {
+// writes reports whether the encoder writes an Arrow leaf type as
+// Parquet physical type t, its values as they are.
+func writes(t parquet.Type, dt arrow.DataType) bool {
 	switch dt.ID() {
 	case arrow.STRING, arrow.BINARY:
-		return physBytes, t == parquet.Types.ByteArray
+		return t == parquet.Types.ByteArray
 	case arrow.INT64:
-		return physInt64, t == parquet.Types.Int64
+		return t == parquet.Types.Int64
 	case arrow.TIMESTAMP:
 		// Microseconds only: pqarrow would convert other units.
-		return physInt64, t == parquet.Types.Int64 && dt.(*arrow.TimestampType).Unit == arrow.Microsecond
+		return t == parquet.Types.Int64 && dt.(*arrow.TimestampType).Unit == arrow.Microsecond
 	case arrow.INT32, arrow.DATE32:
-		return physInt32, t == parquet.Types.Int32
+		return t == parquet.Types.Int32
 	case arrow.FLOAT64:
-		return physDouble, t == parquet.Types.Double
+		return t == parquet.Types.Double
 	case arrow.FLOAT32:
-		return physFloat, t == parquet.Types.Float
+		return t == parquet.Types.Float
 	case arrow.BOOL:
-		return physBool, t == parquet.Types.Boolean
+		return t == parquet.Types.Boolean
 	}
-	return 0, false
+	return false
 }
 
 // checkNodes refuses a schema with a node whose logical type or physical
@@ -404,7 +389,7 @@ func (f *FileWriter) writeChunkMeta(t *tw, c *Column, m *chunkMeta) {
 		if m.minMax {
 			minV := f.stats[m.statsAt : m.statsAt+m.minLen]
 			maxV := f.stats[m.statsAt+m.minLen : m.statsAt+m.minLen+m.maxLen]
-			if c.physical != physBytes {
+			if c.ptype != parquet.Types.ByteArray {
 				// The deprecated max and min too, as arrow-go writes them
 				// for signed orders: readers older than min_value and
 				// max_value read only these.
